@@ -1,0 +1,127 @@
+package io.etcfs.core.internal;
+
+import io.etcfs.core.format.FilesystemCheck;
+import io.etcfs.core.format.FormatException;
+import io.etcfs.core.format.FsRecord;
+import io.etcfs.spi.alloc.Allocator;
+import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.lock.LockService;
+import io.etcfs.spi.meta.MetaStore;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.logging.Logger;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.Designate;
+
+/**
+ * The filesystem on this node. It binds the lock and allocator backends its configuration names
+ * ({@code lockService.target}, {@code allocator.target}); both references are dynamic and greedy,
+ * so a configuration change or a higher-ranked backend rebinds them in the running framework
+ * without reactivating the core. The namespace and data path are built by issue #3; here the core
+ * checks that the device and the etcd record belong to one filesystem and owns the backends.
+ */
+@Component(
+    configurationPid = "io.etcfs.core",
+    configurationPolicy = ConfigurationPolicy.REQUIRE,
+    immediate = true,
+    service = FileSystemCore.class,
+    property = {
+      "osgi.command.scope=etcfs",
+      "osgi.command.function=lock",
+      "osgi.command.function=alloc"
+    })
+@Designate(ocd = CoreConfig.class)
+public final class FileSystemCore {
+  private static final Logger LOG = Logger.getLogger(FileSystemCore.class.getName());
+
+  private final FsRecord record;
+  private final Membership membership;
+  private final AtomicReference<LockService> lock = new AtomicReference<>();
+  private final AtomicReference<Allocator> allocator = new AtomicReference<>();
+
+  @Activate
+  public FileSystemCore(
+      CoreConfig config, @Reference MetaStore store, @Reference Membership membership)
+      throws IOException, FormatException {
+    this.membership = membership;
+    this.record = FilesystemCheck.verify(store, config.fsName(), Path.of(config.device()));
+    LOG.info(
+        "filesystem '" + config.fsName() + "' (" + record.superblock().uuid() + ") on "
+            + config.device() + " as node " + membership.nodeName() + " generation "
+            + membership.generation());
+  }
+
+  @Modified
+  void modified(CoreConfig config) {
+    LOG.info("lock backend " + config.lockService_target() + ", allocator " + config.allocator_target());
+  }
+
+  @Reference(
+      name = "lockService",
+      policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  void bindLockService(LockService service) {
+    lock.set(service);
+    LOG.info("lock backend bound: " + service.backend());
+  }
+
+  /** The new service is bound before the old one is unbound, so only clear our own. */
+  void unbindLockService(LockService service) {
+    lock.compareAndSet(service, null);
+  }
+
+  @Reference(
+      name = "allocator",
+      policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  void bindAllocator(Allocator service) {
+    allocator.set(service);
+    LOG.info("allocator bound: " + service.backend());
+  }
+
+  void unbindAllocator(Allocator service) {
+    allocator.compareAndSet(service, null);
+  }
+
+  /** Gogo: {@code lock backend} prints the lock backend this node uses. */
+  public String lock(String action) {
+    return backendCommand("lock", action, () -> backendName(lock.get()));
+  }
+
+  /** Gogo: {@code alloc backend} prints the allocator backend this node uses. */
+  public String alloc(String action) {
+    return backendCommand("alloc", action, () -> allocName(allocator.get()));
+  }
+
+  private static String backendCommand(
+      String what, String action, java.util.function.Supplier<String> current) {
+    if (!"backend".equals(action)) {
+      throw new IllegalArgumentException(
+          "unknown action '" + action + "': usage: " + what + " backend");
+    }
+    return current.get();
+  }
+
+  private static String backendName(LockService s) {
+    return s == null ? "(none bound)" : s.backend();
+  }
+
+  private static String allocName(Allocator a) {
+    return a == null ? "(none bound)" : a.backend();
+  }
+
+  FsRecord record() {
+    return record;
+  }
+
+  Membership membership() {
+    return membership;
+  }
+}

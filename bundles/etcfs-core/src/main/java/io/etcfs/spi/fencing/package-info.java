@@ -1,0 +1,10 @@
+/**
+ * The membership and fencing SPI: this node's incarnation in the cluster (its
+ * generation, which guards every metadata commit) and the agents that fence a dead node.
+ */
+@Export
+@Version("1.0.0")
+package io.etcfs.spi.fencing;
+
+import org.osgi.annotation.bundle.Export;
+import org.osgi.annotation.versioning.Version;

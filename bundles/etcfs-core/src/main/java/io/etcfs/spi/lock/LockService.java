@@ -1,0 +1,44 @@
+package io.etcfs.spi.lock;
+
+import java.time.Duration;
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * Cluster-wide shared/exclusive inode locks. Registered by lock plug-ins with the service
+ * property {@value #BACKEND} naming the backend ({@code etcd}, {@code hazelcast}); the core binds
+ * the one its configuration names and can rebind another in a running framework.
+ *
+ * <p>Contract (checked by the lock contract test suite every plug-in must pass):
+ *
+ * <ul>
+ *   <li>Conflicting locks are never held at once by live sessions.
+ *   <li>Waiters are served fairly: a stream of shared requests does not starve an exclusive one.
+ *   <li>{@link #acquire} returns a fencing token that increases with every new holder.
+ *   <li>A holder keeps a lock after {@link #release}-free use until another node asks for it,
+ *       and is told through the {@link RecallHandler}.
+ * </ul>
+ */
+@ProviderType
+public interface LockService {
+  /** The service property naming a lock backend. */
+  String BACKEND = "etcfs.backend";
+
+  /** The backend's name, equal to its {@value #BACKEND} service property. */
+  String backend();
+
+  /** The session this node's locks are held under, opened on first use. */
+  LockSession session();
+
+  /**
+   * Acquires a lock on {@code inode}, waiting at most {@code timeout}.
+   *
+   * @throws LockTimeoutException if the lock was not granted in time
+   */
+  HeldLock acquire(long inode, LockMode mode, Duration timeout) throws LockTimeoutException;
+
+  /** Gives a lock back. Releasing a lock no longer held (its session lapsed) is not an error. */
+  void release(HeldLock lock);
+
+  /** Where recalls for this node's locks are delivered. One handler; a new one replaces it. */
+  void setRecallHandler(RecallHandler handler);
+}

@@ -1,0 +1,11 @@
+/**
+ * The inode lock SPI: shared and exclusive inode locks held under a lock session, with
+ * fencing tokens and recall. Implemented by {@code lock-etcd} (the default) and
+ * {@code lock-hazelcast}; the core binds whichever its configuration names.
+ */
+@Export
+@Version("1.0.0")
+package io.etcfs.spi.lock;
+
+import org.osgi.annotation.bundle.Export;
+import org.osgi.annotation.versioning.Version;
