@@ -1,0 +1,136 @@
+package io.etcfs.etcd.internal;
+
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.RangeResult;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.spi.meta.TxnResult;
+import io.etcfs.spi.meta.Watch;
+import io.etcfs.spi.meta.WatchListener;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.AttributeType;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/**
+ * The etcd {@link MetaStore} service, configured under PID {@code io.etcfs.etcd}. Activation
+ * connects and fails (with the one-line reason) when etcd cannot be used, so that no consumer
+ * ever binds a store that does not work. It is immediate so that this happens (and is logged)
+ * when the configuration is set, not at the first use.
+ */
+@Component(
+    configurationPid = "io.etcfs.etcd",
+    configurationPolicy = ConfigurationPolicy.REQUIRE,
+    service = MetaStore.class,
+    property = "etcfs.store=etcd",
+    immediate = true)
+@Designate(ocd = EtcdClientComponent.Config.class)
+public final class EtcdClientComponent implements MetaStore {
+
+  /** The configuration of PID {@code io.etcfs.etcd}. */
+  @ObjectClassDefinition(name = "etcfs etcd client", description = "How to reach etcd")
+  public @interface Config {
+    @AttributeDefinition(description = "Client URLs, comma separated: http(s)://host:port,...")
+    String endpoints();
+
+    @AttributeDefinition(description = "CA bundle (PEM); enables TLS", required = false)
+    String caFile() default "";
+
+    @AttributeDefinition(description = "Client certificate (PEM)", required = false)
+    String certFile() default "";
+
+    @AttributeDefinition(description = "Client key (unencrypted PKCS#8 PEM)", required = false)
+    String keyFile() default "";
+
+    @AttributeDefinition(description = "etcd user, when etcd auth is on", required = false)
+    String user() default "";
+
+    /**
+     * The property is {@code .password}: a leading dot keeps it out of the service properties,
+     * where every bundle could read it.
+     */
+    @AttributeDefinition(type = AttributeType.PASSWORD, required = false)
+    String _password() default "";
+
+    @AttributeDefinition(description = "Bound on every etcd request, in milliseconds", min = "1")
+    long requestTimeoutMs() default 5000;
+  }
+
+  private final EtcdMetaStore store;
+
+  @Activate
+  public EtcdClientComponent(Config config) {
+    this.store = EtcdMetaStore.connect(settings(config));
+  }
+
+  static EtcdSettings settings(Config config) {
+    return new EtcdSettings(
+        EtcdSettings.parseEndpoints(config.endpoints()),
+        path(config.caFile()),
+        path(config.certFile()),
+        path(config.keyFile()),
+        blankToNull(config.user()),
+        blankToNull(config._password()),
+        Duration.ofMillis(config.requestTimeoutMs()));
+  }
+
+  @Deactivate
+  void deactivate() {
+    store.close();
+  }
+
+  @Override
+  public Optional<KeyValue> get(byte[] key) {
+    return store.get(key);
+  }
+
+  @Override
+  public RangeResult range(byte[] from, byte[] to, int limit) {
+    return store.range(from, to, limit);
+  }
+
+  @Override
+  public TxnResult commit(Txn txn) {
+    return store.commit(txn);
+  }
+
+  @Override
+  public Watch watch(byte[] prefix, long fromRevision, WatchListener listener) {
+    return store.watch(prefix, fromRevision, listener);
+  }
+
+  @Override
+  public long grantLease(Duration ttl) {
+    return store.grantLease(ttl);
+  }
+
+  @Override
+  public long keepAliveOnce(long lease) {
+    return store.keepAliveOnce(lease);
+  }
+
+  @Override
+  public void revokeLease(long lease) {
+    store.revokeLease(lease);
+  }
+
+  @Override
+  public String describe() {
+    return store.describe();
+  }
+
+  private static Path path(String value) {
+    return value == null || value.isBlank() ? null : Path.of(value.strip());
+  }
+
+  private static String blankToNull(String value) {
+    return value == null || value.isBlank() ? null : value;
+  }
+}

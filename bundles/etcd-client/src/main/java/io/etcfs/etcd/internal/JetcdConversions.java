@@ -1,0 +1,84 @@
+package io.etcfs.etcd.internal;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.watch.WatchEvent.EventType;
+import io.etcfs.spi.meta.Compare;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.spi.meta.WatchEvent;
+import java.util.List;
+
+/** Translation between the SPI's records and jetcd's types; nothing here talks to etcd. */
+final class JetcdConversions {
+  /** etcd's range end meaning "every key from the start key on". */
+  private static final ByteSequence TO_THE_END = ByteSequence.from(new byte[] {0});
+
+  private JetcdConversions() {}
+
+  static ByteSequence bytes(byte[] b) {
+    return ByteSequence.from(b);
+  }
+
+  /** An empty range end in the SPI means "no end"; etcd spells that as a single zero byte. */
+  static ByteSequence rangeEnd(byte[] to) {
+    return to.length == 0 ? TO_THE_END : bytes(to);
+  }
+
+  static KeyValue keyValue(io.etcd.jetcd.KeyValue kv) {
+    return new KeyValue(
+        kv.getKey().getBytes(),
+        kv.getValue().getBytes(),
+        kv.getCreateRevision(),
+        kv.getModRevision(),
+        kv.getVersion(),
+        kv.getLease());
+  }
+
+  static List<KeyValue> keyValues(List<io.etcd.jetcd.KeyValue> kvs) {
+    return kvs.stream().map(JetcdConversions::keyValue).toList();
+  }
+
+  static Cmp[] compares(List<Compare> compares) {
+    return compares.stream().map(JetcdConversions::compare).toArray(Cmp[]::new);
+  }
+
+  private static Cmp compare(Compare c) {
+    CmpTarget<?> target = switch (c.target()) {
+      case CREATE_REVISION -> CmpTarget.createRevision(c.expected());
+      case MOD_REVISION -> CmpTarget.modRevision(c.expected());
+      case VERSION -> CmpTarget.version(c.expected());
+      case VALUE -> CmpTarget.value(bytes(c.value()));
+    };
+    return new Cmp(bytes(c.key()), Cmp.Op.EQUAL, target);
+  }
+
+  static io.etcd.jetcd.op.Op[] ops(List<Op> ops) {
+    return ops.stream().map(JetcdConversions::op).toArray(io.etcd.jetcd.op.Op[]::new);
+  }
+
+  private static io.etcd.jetcd.op.Op op(Op op) {
+    if (op instanceof Op.Put put) {
+      PutOption.Builder options = PutOption.builder();
+      if (put.lease() != 0) {
+        options.withLeaseId(put.lease());
+      }
+      return io.etcd.jetcd.op.Op.put(bytes(put.key()), bytes(put.value()), options.build());
+    }
+    Op.Delete delete = (Op.Delete) op;
+    DeleteOption.Builder options = DeleteOption.builder();
+    if (delete.rangeEnd() != null) {
+      options.withRange(rangeEnd(delete.rangeEnd()));
+    }
+    return io.etcd.jetcd.op.Op.delete(bytes(delete.key()), options.build());
+  }
+
+  static WatchEvent watchEvent(io.etcd.jetcd.watch.WatchEvent event) {
+    WatchEvent.Type type =
+        event.getEventType() == EventType.DELETE ? WatchEvent.Type.DELETE : WatchEvent.Type.PUT;
+    return new WatchEvent(type, keyValue(event.getKeyValue()));
+  }
+}
