@@ -1,0 +1,92 @@
+package io.etcfs.launcher.cli;
+
+import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.etcd.internal.EtcdSettings;
+import io.etcfs.launcher.UserError;
+import io.etcfs.launcher.node.EtcdConnection;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import picocli.CommandLine.Option;
+
+/** How a command reaches etcd: endpoints, TLS and credentials, from options or environment. */
+final class EtcdOptions {
+  @Option(names = "--etcd", paramLabel = "URLS",
+      description = "etcd client URLs, comma-separated (default: $ETCFS_ETCD).")
+  String endpoints;
+
+  @Option(names = "--etcd-ca", paramLabel = "FILE", description = "CA certificate (PEM) for TLS.")
+  Path ca;
+
+  @Option(names = "--etcd-cert", paramLabel = "FILE", description = "Client certificate (PEM).")
+  Path cert;
+
+  @Option(names = "--etcd-key", paramLabel = "FILE", description = "Client key (PKCS#8 PEM).")
+  Path key;
+
+  @Option(names = "--etcd-user", paramLabel = "NAME", description = "etcd user name.")
+  String user;
+
+  @Option(names = "--etcd-password-file", paramLabel = "FILE",
+      description = "File holding the etcd password (default: $ETCFS_ETCD_PASSWORD).")
+  Path passwordFile;
+
+  boolean given() {
+    return endpoints != null || System.getenv("ETCFS_ETCD") != null;
+  }
+
+  String endpoints() {
+    String e = endpoints != null ? endpoints : System.getenv("ETCFS_ETCD");
+    if (e == null || e.isBlank()) {
+      throw new UserError("no etcd endpoints: give --etcd URLS or set ETCFS_ETCD");
+    }
+    return e;
+  }
+
+  EtcdConnection connection() {
+    for (Path f : new Path[] {ca, cert, key, passwordFile}) {
+      if (f != null && !Files.isReadable(f)) {
+        throw new UserError("cannot read " + f);
+      }
+    }
+    return new EtcdConnection(endpoints(), str(ca), str(cert), str(key), user == null ? "" : user,
+        password());
+  }
+
+  private String password() {
+    if (passwordFile != null) {
+      try {
+        return Files.readString(passwordFile).strip();
+      } catch (java.io.IOException e) {
+        throw new UserError("cannot read " + passwordFile + ": " + e.getMessage());
+      }
+    }
+    String env = System.getenv("ETCFS_ETCD_PASSWORD");
+    return env == null ? "" : env;
+  }
+
+  /** Connects, checking the endpoints and credentials with one bounded request. */
+  EtcdMetaStore connect() {
+    return connect(connection());
+  }
+
+  static EtcdMetaStore connect(EtcdConnection c) {
+    EtcdSettings s = new EtcdSettings(
+        EtcdSettings.parseEndpoints(c.endpoints()),
+        path(c.caFile()), path(c.certFile()), path(c.keyFile()),
+        blankToNull(c.user()), blankToNull(c.password()), Duration.ofSeconds(5));
+    return EtcdMetaStore.connect(s);
+  }
+
+  private static String str(Path p) {
+    return p == null ? "" : p.toAbsolutePath().toString();
+  }
+
+  private static Path path(String s) {
+    return s.isEmpty() ? null : Path.of(s);
+  }
+
+  private static String blankToNull(String s) {
+    return s.isEmpty() ? null : s;
+  }
+}

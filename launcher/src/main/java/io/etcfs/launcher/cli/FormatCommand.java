@@ -1,0 +1,58 @@
+package io.etcfs.launcher.cli;
+
+import io.etcfs.core.format.FormatException;
+import io.etcfs.core.format.Formatter;
+import io.etcfs.core.format.FsRecord;
+import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.launcher.UserError;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "format", mixinStandardHelpOptions = true,
+    description = "Write a new etcfs onto DEVICE and create its record in etcd.")
+final class FormatCommand implements Callable<Integer> {
+  @Parameters(index = "0", paramLabel = "DEVICE",
+      description = "Block device or image file (created sparse with --size).")
+  Path device;
+
+  @Mixin EtcdOptions etcd;
+
+  @Option(names = "--size", paramLabel = "SIZE", converter = Units.Size.class,
+      description = "Create or grow an image file to SIZE (e.g. 8G).")
+  long size;
+
+  @Option(names = "--name", paramLabel = "FS", defaultValue = "etcfs",
+      description = "Filesystem name, its etcd prefix (default: ${DEFAULT-VALUE}).")
+  String name;
+
+  @Option(names = "--arena-size", paramLabel = "SIZE", converter = Units.Size.class,
+      defaultValue = "64M", description = "Arena size (default: ${DEFAULT-VALUE}).")
+  long arenaSize;
+
+  @Option(names = "--force", description = "Overwrite an existing etcfs on DEVICE or in etcd.")
+  boolean force;
+
+  @Override
+  public Integer call() throws IOException {
+    if (arenaSize % Formatter.BLOCK_SIZE != 0) {
+      throw new UserError("--arena-size must be a multiple of " + Formatter.BLOCK_SIZE);
+    }
+    try (EtcdMetaStore store = etcd.connect()) {
+      FsRecord r = new Formatter(store, System.out::println).format(
+          new Formatter.Options(device.toAbsolutePath(), size, name, force, arenaSize));
+      System.out.println("record /etcfs/" + name + "/fs written to etcd at " + store.describe());
+      System.out.println("mount it with: etcfs mount " + device.toAbsolutePath()
+          + " MOUNTPOINT --etcd " + etcd.endpoints() + (name.equals("etcfs") ? "" : " --name " + name));
+      System.out.println("undo: etcdctl --endpoints " + etcd.endpoints() + " del --prefix /etcfs/"
+          + name + "/   (the device keeps its superblock until formatted again)");
+      return r == null ? 1 : 0;
+    } catch (FormatException e) {
+      throw new UserError(e.getMessage());
+    }
+  }
+}

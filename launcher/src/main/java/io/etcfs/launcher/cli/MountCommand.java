@@ -1,0 +1,106 @@
+package io.etcfs.launcher.cli;
+
+import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.launcher.node.NodeSpec;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "mount", mixinStandardHelpOptions = true,
+    description = {"Start a node runtime serving the filesystem on DEVICE at MOUNTPOINT.",
+        "The node runs in the background unless --foreground; stop it with 'etcfs umount'."})
+final class MountCommand implements Callable<Integer> {
+  @Parameters(index = "0", paramLabel = "DEVICE") Path device;
+
+  @Parameters(index = "1", paramLabel = "MOUNTPOINT") Path mountpoint;
+
+  @Mixin EtcdOptions etcd;
+
+  @Option(names = "--name", paramLabel = "FS", defaultValue = "etcfs",
+      description = "Filesystem name (default: ${DEFAULT-VALUE}).")
+  String name;
+
+  @Option(names = "--node", paramLabel = "NAME", description = "Node name (default: host name).")
+  String node;
+
+  @Option(names = "--lease-ttl", paramLabel = "TTL", converter = Units.Time.class,
+      defaultValue = "10s", description = "Membership lease TTL (default: ${DEFAULT-VALUE}).")
+  Duration leaseTtl;
+
+  @Option(names = "--lock", paramLabel = "BACKEND",
+      description = "Lock backend, etcd or hazelcast; must match the filesystem's (default: it).")
+  String lock;
+
+  @Option(names = "--state-dir", paramLabel = "DIR",
+      description = "Where the pid file, control socket and log go (default: <runtime dir>/FS-NODE).")
+  Path stateDir;
+
+  @Option(names = "--log", paramLabel = "FILE", description = "Node log (default: in the state dir).")
+  Path log;
+
+  @Option(names = "--foreground", description = "Run the node in this terminal, with its shell.")
+  boolean foreground;
+
+  @Override
+  public Integer call() throws IOException, InterruptedException {
+    NodeSpec spec;
+    try (EtcdMetaStore store = etcd.connect()) {
+      spec = spec(store);
+      NodeLauncher.check(spec, store);
+    }
+    if (foreground) {
+      return NodeLauncher.runForeground(spec);
+    }
+    Process p = NodeLauncher.spawn(spec);
+    NodeLauncher.awaitReady(spec, p);
+    MountRegistry.standard().register(spec);
+    System.out.println("node " + spec.nodeName() + " joined '" + spec.fsName() + "' (pid "
+        + p.pid() + ")");
+    System.out.println("  state dir  " + spec.stateDir());
+    System.out.println("  log        " + spec.logFile());
+    System.out.println("  control    " + spec.socket());
+    System.out.println("  mountpoint " + spec.mountpoint()
+        + "  (the FUSE mount itself is built by issue #3; the node runtime is up)");
+    System.out.println("undo: etcfs umount " + spec.mountpoint());
+    return 0;
+  }
+
+  private NodeSpec spec(EtcdMetaStore store) {
+    String nodeName = node != null ? node : hostName();
+    if (!nodeName.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,62}")) {
+      throw new io.etcfs.launcher.UserError("invalid node name '" + nodeName
+          + "' (letters, digits, '.', '_', '-'; at most 63)");
+    }
+    String backend = lock != null ? lock : recordedBackend(store);
+    if (!backend.equals("etcd") && !backend.equals("hazelcast")) {
+      throw new io.etcfs.launcher.UserError("unknown lock backend '" + backend
+          + "' (etcd or hazelcast)");
+    }
+    Path dir = stateDir != null ? stateDir : Home.runtimeDir().resolve(name + "-" + nodeName);
+    Path abs = dir.toAbsolutePath().normalize();
+    return new NodeSpec(name, nodeName, device.toAbsolutePath().normalize(),
+        mountpoint.toAbsolutePath().normalize(), abs,
+        log != null ? log.toAbsolutePath() : abs.resolve(nodeName + ".log"),
+        etcd.connection(), (int) Math.max(1, leaseTtl.toSeconds()), backend);
+  }
+
+  private String recordedBackend(EtcdMetaStore store) {
+    return store.get(new io.etcfs.core.format.FsKeys(name).record())
+        .map(kv -> io.etcfs.core.format.FsRecord.decode(kv.value()).lockBackend())
+        .orElse("etcd");
+  }
+
+  private static String hostName() {
+    try {
+      return InetAddress.getLocalHost().getHostName().split("\\.")[0];
+    } catch (IOException e) {
+      return "node";
+    }
+  }
+}

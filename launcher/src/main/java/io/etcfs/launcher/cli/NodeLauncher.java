@@ -1,0 +1,202 @@
+package io.etcfs.launcher.cli;
+
+import io.etcfs.core.format.FilesystemCheck;
+import io.etcfs.core.format.FormatException;
+import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.format.FsRecord;
+import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.launcher.UserError;
+import io.etcfs.launcher.control.ControlClient;
+import io.etcfs.launcher.node.NodeSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Starts node runtimes in their own JVMs and waits until each is whole, or relays the one line
+ * that says why it is not. Shared by {@code mount} and {@code up}.
+ */
+final class NodeLauncher {
+  /** A cold JVM plus bundle start on a loaded 2-core machine can take tens of seconds. */
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
+  private static final int MAX_SOCKET_PATH = 107;
+
+  private NodeLauncher() {}
+
+  /** Checks everything a user can get wrong before a JVM is spent on it. */
+  static void check(NodeSpec spec, EtcdMetaStore store) throws IOException {
+    checkMountpoint(spec.mountpoint());
+    MountRegistry.standard().find(spec.mountpoint()).filter(NodeLauncher::alive).ifPresent(s -> {
+      throw new UserError(spec.mountpoint() + " is already served by node " + s.nodeName());
+    });
+    checkStateDir(spec.stateDir());
+    if (spec.socket().toString().length() > MAX_SOCKET_PATH) {
+      throw new UserError("state directory path is too long for a control socket (max "
+          + MAX_SOCKET_PATH + " bytes): " + spec.socket());
+    }
+    FsRecord record;
+    try {
+      record = FilesystemCheck.verify(store, spec.fsName(), spec.device());
+    } catch (FormatException e) {
+      throw new UserError(e.getMessage());
+    }
+    if (!record.lockBackend().equals(spec.lockBackend())) {
+      throw new UserError("filesystem '" + spec.fsName() + "' uses the lock backend '"
+          + record.lockBackend() + "'; every node must use the same one (got --lock "
+          + spec.lockBackend() + ")");
+    }
+    if (store.get(new FsKeys(spec.fsName()).member(spec.nodeName())).isPresent()) {
+      throw new UserError("node name '" + spec.nodeName() + "' is already a member of '"
+          + spec.fsName() + "' (choose another --node, or wait for its lease to expire)");
+    }
+  }
+
+  static void checkMountpoint(Path mp) throws IOException {
+    if (!Files.isDirectory(mp)) {
+      throw new UserError("mountpoint " + mp + " is not a directory");
+    }
+    try (Stream<Path> s = Files.list(mp)) {
+      if (s.findAny().isPresent()) {
+        throw new UserError("mountpoint " + mp + " is not an empty directory");
+      }
+    }
+  }
+
+  static void checkStateDir(Path dir) {
+    try {
+      Files.createDirectories(dir);
+      Path probe = Files.createTempFile(dir, ".probe", "");
+      Files.delete(probe);
+    } catch (IOException | SecurityException e) {
+      throw new UserError("state directory " + dir + " is not writable (" + e.getMessage() + ")");
+    }
+  }
+
+  /** Starts the node's JVM detached from this terminal, its output going to its log. */
+  static Process spawn(NodeSpec spec) throws IOException {
+    spec.write();
+    Files.createDirectories(spec.logFile().toAbsolutePath().getParent());
+    ProcessBuilder pb = new ProcessBuilder(command(spec, false));
+    pb.redirectErrorStream(true);
+    pb.redirectOutput(ProcessBuilder.Redirect.appendTo(spec.logFile().toFile()));
+    pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    return pb.start();
+  }
+
+  /**
+   * Runs the node in the foreground on this terminal, with the shell where there is one, and
+   * registers its mountpoint once it is ready so that {@code umount} works from elsewhere. A
+   * SIGTERM or SIGINT to this CLI is passed on, so the node leaves cleanly rather than being
+   * orphaned.
+   */
+  static int runForeground(NodeSpec spec) throws IOException, InterruptedException {
+    spec.write();
+    Process p = new ProcessBuilder(command(spec, System.console() != null)).inheritIO().start();
+    Thread forward = new Thread(() -> stopChild(p), "etcfs-forward-signal");
+    Runtime.getRuntime().addShutdownHook(forward);
+    Thread register = new Thread(() -> registerWhenReady(spec, p), "etcfs-register");
+    register.setDaemon(true);
+    register.start();
+    int status = p.waitFor();
+    MountRegistry.standard().remove(spec.mountpoint());
+    try {
+      Runtime.getRuntime().removeShutdownHook(forward);
+    } catch (IllegalStateException e) {
+      // the JVM is shutting down: the hook is running or has run
+    }
+    return status;
+  }
+
+  private static void stopChild(Process p) {
+    p.destroy();
+    try {
+      p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void registerWhenReady(NodeSpec spec, Process p) {
+    try {
+      awaitReady(spec, p);
+      MountRegistry.standard().register(spec);
+    } catch (IOException | InterruptedException | UserError e) {
+      // the node reports its own failure on this terminal
+    }
+  }
+
+  private static List<String> command(NodeSpec spec, boolean shell) {
+    List<String> cmd = new ArrayList<>();
+    if (!shell) {
+      cmd.add("setsid");
+    }
+    cmd.add(Home.java().toString());
+    cmd.add("-Detcfs.home=" + Home.dir());
+    // A node is small (tens of MB of heap) and its pauses are short with the serial collector;
+    // unlike the CLI it keeps the optimising compiler, which its data path will need.
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-cp");
+    cmd.add(Home.nodeClassPath());
+    cmd.add("io.etcfs.launcher.node.NodeMain");
+    cmd.add(spec.specFile().toString());
+    if (shell) {
+      cmd.add("--shell");
+    }
+    return cmd;
+  }
+
+  /**
+   * Waits until the node answers {@code health} with ready, or fails with the node's own
+   * start-up error. A node that does not become ready in time is killed: nothing is left running.
+   */
+  static void awaitReady(NodeSpec spec, Process p) throws InterruptedException {
+    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!p.isAlive()) {
+        throw new UserError(failureLine(spec));
+      }
+      if (Files.exists(spec.socket())) {
+        try {
+          if (ControlClient.ask(spec.socket(), "health").status() == 0) {
+            return;
+          }
+        } catch (IOException e) {
+          // The socket file appears just before the server accepts; poll again.
+        }
+      }
+      Thread.sleep(50);
+    }
+    p.destroyForcibly();
+    throw new UserError("node " + spec.nodeName() + " did not become ready within "
+        + READY_TIMEOUT.toSeconds() + " s (see " + spec.logFile() + ")");
+  }
+
+  /** The node's own last word on why it failed, from its log. */
+  private static String failureLine(NodeSpec spec) {
+    try (Stream<String> lines = Files.lines(spec.logFile())) {
+      List<String> failures = lines.filter(l -> l.startsWith("etcfs: ")).toList();
+      if (!failures.isEmpty()) {
+        return failures.get(failures.size() - 1).substring("etcfs: ".length());
+      }
+    } catch (IOException e) {
+      // fall through to the generic message
+    }
+    return "node " + spec.nodeName() + " exited during start-up (see " + spec.logFile() + ")";
+  }
+
+  static boolean alive(NodeSpec spec) {
+    return pid(spec).flatMap(ProcessHandle::of).map(ProcessHandle::isAlive).orElse(false);
+  }
+
+  static java.util.Optional<Long> pid(NodeSpec spec) {
+    try {
+      return java.util.Optional.of(Long.parseLong(Files.readString(spec.pidFile()).strip()));
+    } catch (IOException | NumberFormatException e) {
+      return java.util.Optional.empty();
+    }
+  }
+}

@@ -1,0 +1,49 @@
+package io.etcfs.launcher.cli;
+
+import io.etcfs.launcher.control.ControlClient;
+import io.etcfs.launcher.node.NodeSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/** Stops a node: through its control socket, else SIGTERM, else SIGKILL, each bounded. */
+final class NodeStopper {
+  private NodeStopper() {}
+
+  /** Stops the node and says how, for the user. */
+  static String stop(NodeSpec spec) throws InterruptedException, IOException {
+    Optional<ProcessHandle> proc = NodeLauncher.pid(spec).flatMap(ProcessHandle::of)
+        .filter(ProcessHandle::isAlive);
+    if (proc.isEmpty()) {
+      Files.deleteIfExists(spec.socket());
+      Files.deleteIfExists(spec.pidFile());
+      return "was not running (stale records removed)";
+    }
+    ProcessHandle p = proc.get();
+    try {
+      ControlClient.ask(spec.socket(), "stop");
+      if (waitExit(p, 60)) {
+        return "left the cluster cleanly";
+      }
+    } catch (IOException e) {
+      // No control socket (a node still starting, or a wedged one): fall back to signals.
+    }
+    p.destroy();
+    if (waitExit(p, 30)) {
+      return "stopped by SIGTERM";
+    }
+    p.destroyForcibly();
+    waitExit(p, 10);
+    return "killed (it did not stop within 90 s; its membership lease will expire)";
+  }
+
+  private static boolean waitExit(ProcessHandle p, int seconds) throws InterruptedException {
+    try {
+      p.onExit().get(seconds, TimeUnit.SECONDS);
+      return true;
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      return !p.isAlive();
+    }
+  }
+}

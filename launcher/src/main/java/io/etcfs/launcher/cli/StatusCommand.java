@@ -1,0 +1,90 @@
+package io.etcfs.launcher.cli;
+
+import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.format.FsRecord;
+import io.etcfs.core.format.Superblock;
+import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.launcher.UserError;
+import io.etcfs.launcher.node.EtcdConnection;
+import io.etcfs.spi.meta.KeyValue;
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "status", mixinStandardHelpOptions = true,
+    description = "Show a filesystem: members, arenas, space, lock and allocator backends.")
+final class StatusCommand implements Callable<Integer> {
+  @Mixin EtcdOptions etcd;
+
+  @Option(names = "--dir", paramLabel = "DIR", description = "A local cluster made by 'etcfs up'.")
+  Path dir;
+
+  @Option(names = "--name", paramLabel = "FS", description = "Filesystem name (default: etcfs).")
+  String name;
+
+  @Override
+  public Integer call() throws IOException {
+    if (dir != null && etcd.endpoints != null) {
+      throw new UserError("give either --dir or --etcd, not both");
+    }
+    EtcdConnection conn;
+    String fs;
+    if (dir != null) {
+      ClusterEnv env = ClusterEnv.read(dir);
+      conn = EtcdConnection.of(env.etcd());
+      fs = name != null ? name : env.fsName();
+    } else {
+      conn = etcd.connection();
+      fs = name != null ? name : "etcfs";
+    }
+    try (EtcdMetaStore store = EtcdOptions.connect(conn)) {
+      print(store, fs);
+    }
+    return 0;
+  }
+
+  private void print(EtcdMetaStore store, String fs) {
+    FsKeys keys = new FsKeys(fs);
+    FsRecord r = store.get(keys.record()).map(kv -> FsRecord.decode(kv.value()))
+        .orElseThrow(() -> new UserError("no filesystem '" + fs + "' in etcd at " + store.describe()));
+    Superblock s = r.superblock();
+    long claimed = store.prefix(keys.arenasPrefix(), 0).kvs().size();
+    System.out.printf("filesystem  %s (uuid %s, formatted %s)%n", fs, s.uuid(), r.formatted());
+    System.out.printf("etcd        %s%n", store.settings().describeEndpoints());
+    System.out.printf("device      %s, block size %d, data from %s%n", Units.human(s.deviceSize()),
+        s.blockSize(), Units.human(s.dataStart()));
+    System.out.printf("backends    lock=%s  alloc=%s%n", r.lockBackend(), r.allocBackend());
+    System.out.printf("arenas      %d of %s: %d claimed, %d unclaimed%n", s.arenaCount(),
+        Units.human(s.arenaSize()), claimed, s.arenaCount() - claimed);
+    System.out.printf("space       %s in arenas; free space is counted by the arena allocator"
+        + " (issue #3)%n", Units.human(s.arenaCount() * s.arenaSize()));
+    List<KeyValue> members = store.prefix(keys.membersPrefix(), 0).kvs();
+    System.out.printf("members     %d%n", members.size());
+    if (!members.isEmpty()) {
+      System.out.printf("  %-16s %10s  %-16s %8s  %s%n", "NODE", "GENERATION", "HOST", "PID",
+          "MOUNTPOINT");
+      for (KeyValue kv : members) {
+        Properties p = parse(kv);
+        String node = kv.keyString().substring(kv.keyString().lastIndexOf('/') + 1);
+        System.out.printf("  %-16s %10d  %-16s %8s  %s%n", node, kv.createRevision(),
+            p.getProperty("host", "?"), p.getProperty("pid", "?"), p.getProperty("mountpoint", "?"));
+      }
+    }
+  }
+
+  private static Properties parse(KeyValue kv) {
+    Properties p = new Properties();
+    try {
+      p.load(new StringReader(kv.valueString()));
+    } catch (IOException e) {
+      throw new UserError("corrupt member record " + kv.keyString());
+    }
+    return p;
+  }
+}

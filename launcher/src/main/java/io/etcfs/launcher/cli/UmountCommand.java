@@ -1,0 +1,25 @@
+package io.etcfs.launcher.cli;
+
+import io.etcfs.launcher.node.NodeSpec;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "umount", mixinStandardHelpOptions = true,
+    description = "Stop the node serving MOUNTPOINT: it flushes, leaves the cluster and exits.")
+final class UmountCommand implements Callable<Integer> {
+  @Parameters(index = "0", paramLabel = "MOUNTPOINT") Path mountpoint;
+
+  @Override
+  public Integer call() throws IOException, InterruptedException {
+    MountRegistry registry = MountRegistry.standard();
+    NodeSpec spec = registry.require(mountpoint);
+    String how = NodeStopper.stop(spec);
+    registry.remove(spec.mountpoint());
+    System.out.println("node " + spec.nodeName() + " " + how + "; " + spec.mountpoint()
+        + " is no longer served");
+    return 0;
+  }
+}

@@ -1,0 +1,130 @@
+package io.etcfs.launcher.cli;
+
+import io.etcfs.core.format.FormatException;
+import io.etcfs.core.format.Formatter;
+import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.etcd.local.EtcdProcess;
+import io.etcfs.launcher.UserError;
+import io.etcfs.launcher.node.EtcdConnection;
+import io.etcfs.launcher.node.NodeSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "up", mixinStandardHelpOptions = true,
+    description = {"Start a whole local cluster on this machine: a private etcd (unless --etcd),",
+        "a sparse device image, and N nodes mounted at DIR/mnt/node1..N."})
+final class UpCommand implements Callable<Integer> {
+  @Option(names = "--nodes", paramLabel = "N", defaultValue = "3",
+      description = "Number of nodes (default: ${DEFAULT-VALUE}).")
+  int nodes;
+
+  @Option(names = "--dir", paramLabel = "DIR", description = "Cluster directory (default: "
+      + "$ETCFS_CLUSTER_DIR, else ~/.local/state/etcfs/cluster).")
+  Path dir;
+
+  @Option(names = "--etcd", paramLabel = "URLS",
+      description = "Use this etcd instead of starting a private one.")
+  String etcd;
+
+  @Option(names = "--size", paramLabel = "SIZE", converter = Units.Size.class, defaultValue = "4G",
+      description = "Device image size (default: ${DEFAULT-VALUE}).")
+  long size;
+
+  @Option(names = "--name", paramLabel = "FS", defaultValue = "etcfs",
+      description = "Filesystem name (default: ${DEFAULT-VALUE}).")
+  String name;
+
+  @Option(names = "--fresh", description = "Replace a stopped cluster left in DIR.")
+  boolean fresh;
+
+  private EtcdProcess ownEtcd;
+  private final List<NodeSpec> started = new ArrayList<>();
+
+  @Override
+  public Integer call() throws Exception {
+    if (nodes < 1 || nodes > 32) {
+      throw new UserError("--nodes must be between 1 and 32");
+    }
+    Path d = LocalCluster.dir(dir);
+    LocalCluster.prepare(d, fresh);
+    try {
+      String endpoints = etcd != null ? etcd : startEtcd(d);
+      Path device = d.resolve("device.img");
+      EtcdConnection conn = EtcdConnection.of(endpoints);
+      try (EtcdMetaStore store = EtcdOptions.connect(conn)) {
+        new Formatter(store, System.out::println).format(
+            new Formatter.Options(device, size, name, true, Formatter.DEFAULT_ARENA_SIZE));
+        startNodes(d, device, conn, store);
+      }
+      new ClusterEnv(endpoints, device, name, d, ownEtcd != null).write();
+      if (ownEtcd != null) {
+        ownEtcd.detach();
+      }
+      report(d, endpoints);
+      return 0;
+    } catch (Exception | Error e) {
+      rollBack();
+      if (e instanceof FormatException) {
+        throw new UserError(e.getMessage());
+      }
+      throw e;
+    }
+  }
+
+  private String startEtcd(Path d) throws IOException {
+    System.out.println("starting a private etcd in " + d.resolve("etcd"));
+    ownEtcd = EtcdProcess.start(d.resolve("etcd"), 1);
+    return ownEtcd.endpoints();
+  }
+
+  private void startNodes(Path d, Path device, EtcdConnection conn, EtcdMetaStore store)
+      throws IOException, InterruptedException {
+    List<Process> procs = new ArrayList<>();
+    for (int i = 1; i <= nodes; i++) {
+      String node = "node" + i;
+      Path mp = Files.createDirectories(d.resolve("mnt").resolve(node));
+      NodeSpec spec = new NodeSpec(name, node, device, mp, d.resolve("run"),
+          d.resolve("log").resolve(node + ".log"), conn, 10, "etcd");
+      NodeLauncher.check(spec, store);
+      procs.add(NodeLauncher.spawn(spec));
+      started.add(spec);
+    }
+    System.out.println("starting " + nodes + " node" + (nodes > 1 ? "s" : "") + " ...");
+    for (int i = 0; i < procs.size(); i++) {
+      NodeLauncher.awaitReady(started.get(i), procs.get(i));
+      MountRegistry.standard().register(started.get(i));
+      System.out.println("  " + started.get(i).nodeName() + " ready (pid " + procs.get(i).pid()
+          + ") at " + started.get(i).mountpoint());
+    }
+  }
+
+  private void rollBack() {
+    for (NodeSpec s : started) {
+      try {
+        NodeStopper.stop(s);
+        MountRegistry.standard().remove(s.mountpoint());
+      } catch (IOException | InterruptedException | RuntimeException e) {
+        System.err.println("etcfs: could not stop " + s.nodeName() + ": " + e.getMessage());
+      }
+    }
+    if (ownEtcd != null) {
+      ownEtcd.stop();
+    }
+  }
+
+  private void report(Path d, String endpoints) {
+    System.out.println();
+    System.out.println("cluster up in " + d + " (etcd " + endpoints + ")");
+    System.out.println("  look around:  etcfs status --dir " + d);
+    System.out.println("                etcfs shell " + d.resolve("mnt/node1") + " -c 'lb'");
+    System.out.println("                source " + ClusterEnv.file(d) + "   # ETCFS_ETCD, ETCFS_DEVICE");
+    System.out.println("  stop it:      etcfs down --dir " + d);
+    System.out.println("  logs:         " + d.resolve("log"));
+  }
+}

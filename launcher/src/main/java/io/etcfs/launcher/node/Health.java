@@ -1,0 +1,169 @@
+package io.etcfs.launcher.node;
+
+import java.lang.reflect.Array;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
+
+/**
+ * Whether a node runtime is whole: every bundle ACTIVE (fragments RESOLVED) and every Declarative
+ * Services component satisfied. Components are read from SCR's ServiceComponentRuntime DTOs,
+ * reflectively, because the launcher does not share the bundles' class space (DTOs are public
+ * fields, so reflection stays simple).
+ */
+public final class Health {
+  private static final String SCR = "org.osgi.service.component.runtime.ServiceComponentRuntime";
+  private static final int SATISFIED = 4;
+  private static final int ACTIVE = 8;
+  private static final int FAILED_ACTIVATION = 16;
+
+  /**
+   * One component configuration.
+   *
+   * @param name the component's name
+   * @param bundle the symbolic name of its bundle
+   * @param id the configuration's id (a new id means the component was reactivated)
+   * @param state the DS state name
+   * @param problem why it is not satisfied, or empty
+   */
+  public record Component(String name, String bundle, long id, String state, String problem) {
+    public boolean ok() {
+      return state.equals("ACTIVE") || state.equals("SATISFIED");
+    }
+  }
+
+  /**
+   * A runtime's health.
+   *
+   * @param problems one line per bundle not active or component not satisfied; empty when ready
+   * @param components every component configuration
+   */
+  public record Report(List<String> problems, List<Component> components) {
+    public boolean ready() {
+      return problems.isEmpty();
+    }
+
+    /** True if some component failed to activate: waiting longer will not help. */
+    public boolean failed() {
+      return components.stream().anyMatch(c -> c.state().equals("FAILED_ACTIVATION"));
+    }
+  }
+
+  private Health() {}
+
+  public static Report check(BundleContext ctx) {
+    List<String> problems = new ArrayList<>();
+    for (Bundle b : ctx.getBundles()) {
+      boolean fragment = b.getHeaders().get("Fragment-Host") != null;
+      int expected = fragment ? Bundle.RESOLVED : Bundle.ACTIVE;
+      if (b.getState() != expected) {
+        problems.add("bundle " + b.getSymbolicName() + " is " + bundleState(b.getState()));
+      }
+    }
+    List<Component> components = components(ctx);
+    for (Component c : components) {
+      if (!c.ok()) {
+        problems.add("component " + c.name() + " is " + c.state()
+            + (c.problem().isEmpty() ? "" : ": " + c.problem()));
+      }
+    }
+    if (components.isEmpty()) {
+      problems.add("no Declarative Services components found (is SCR running?)");
+    }
+    return new Report(List.copyOf(problems), List.copyOf(components));
+  }
+
+  static List<Component> components(BundleContext ctx) {
+    ServiceReference<?> ref = Services.find(ctx, SCR);
+    if (ref == null) {
+      return List.of();
+    }
+    Object scr = ctx.getService(ref);
+    try {
+      Class<?> type = Class.forName(SCR, false, scr.getClass().getClassLoader());
+      Method descriptions = type.getMethod("getComponentDescriptionDTOs", Bundle[].class);
+      Class<?> descType = Class.forName(
+          "org.osgi.service.component.runtime.dto.ComponentDescriptionDTO", false,
+          scr.getClass().getClassLoader());
+      Method configs = type.getMethod("getComponentConfigurationDTOs", descType);
+      List<Component> out = new ArrayList<>();
+      for (Object d : (Collection<?>) descriptions.invoke(scr, (Object) new Bundle[0])) {
+        String name = (String) field(d, "name");
+        String bundle = (String) field(field(d, "bundle"), "symbolicName");
+        Collection<?> cs = (Collection<?>) configs.invoke(scr, d);
+        if (cs.isEmpty()) {
+          out.add(new Component(name, bundle, -1, "UNSATISFIED_CONFIGURATION",
+              "no configuration for " + String.join(",", (String[]) field(d, "configurationPid"))));
+        }
+        for (Object c : cs) {
+          out.add(configuration(name, bundle, c));
+        }
+      }
+      return out;
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot read SCR component state: " + e, e);
+    } finally {
+      ctx.ungetService(ref);
+    }
+  }
+
+  private static Component configuration(String name, String bundle, Object c)
+      throws ReflectiveOperationException {
+    int state = (Integer) field(c, "state");
+    long id = (Long) field(c, "id");
+    String problem = "";
+    if (state == FAILED_ACTIVATION) {
+      problem = firstLine((String) field(c, "failure"));
+    } else if (state != SATISFIED && state != ACTIVE) {
+      Object unsatisfied = field(c, "unsatisfiedReferences");
+      List<String> refs = new ArrayList<>();
+      for (int i = 0; unsatisfied != null && i < Array.getLength(unsatisfied); i++) {
+        Object u = Array.get(unsatisfied, i);
+        refs.add(field(u, "name") + " " + field(u, "target"));
+      }
+      problem = refs.isEmpty() ? "" : "missing " + String.join(", ", refs);
+    }
+    return new Component(name, bundle, id, stateName(state), problem);
+  }
+
+  private static Object field(Object o, String name) throws ReflectiveOperationException {
+    return o.getClass().getField(name).get(o);
+  }
+
+  /** The first line of a failure, without the Java exception class prefix where one leads it. */
+  static String firstLine(String failure) {
+    if (failure == null) {
+      return "";
+    }
+    String line = failure.lines().findFirst().orElse("");
+    int colon = line.indexOf(": ");
+    String head = colon > 0 ? line.substring(0, colon) : "";
+    return head.matches("([a-z_$][\\w$]*\\.)+[A-Z][\\w$]*") ? line.substring(colon + 2) : line;
+  }
+
+  private static String stateName(int state) {
+    return switch (state) {
+      case 1 -> "UNSATISFIED_CONFIGURATION";
+      case 2 -> "UNSATISFIED_REFERENCE";
+      case SATISFIED -> "SATISFIED";
+      case ACTIVE -> "ACTIVE";
+      case FAILED_ACTIVATION -> "FAILED_ACTIVATION";
+      default -> "STATE_" + state;
+    };
+  }
+
+  private static String bundleState(int state) {
+    return switch (state) {
+      case Bundle.INSTALLED -> "INSTALLED (not resolved)";
+      case Bundle.RESOLVED -> "RESOLVED (not started)";
+      case Bundle.STARTING -> "STARTING";
+      case Bundle.STOPPING -> "STOPPING";
+      case Bundle.ACTIVE -> "ACTIVE";
+      default -> "UNINSTALLED";
+    };
+  }
+}

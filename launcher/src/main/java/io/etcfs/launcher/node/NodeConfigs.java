@@ -1,0 +1,42 @@
+package io.etcfs.launcher.node;
+
+import java.util.Hashtable;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The Configuration Admin configurations of one node, by PID. The property names are the
+ * components' metatype attribute names; docs/ARCHITECTURE.md lists them.
+ */
+public final class NodeConfigs {
+  private NodeConfigs() {}
+
+  public static Map<String, Hashtable<String, Object>> of(NodeSpec s) {
+    Map<String, Hashtable<String, Object>> c = new LinkedHashMap<>();
+    EtcdConnection e = s.etcd();
+    c.put("io.etcfs.etcd", props(
+        "endpoints", e.endpoints(), "caFile", e.caFile(), "certFile", e.certFile(),
+        "keyFile", e.keyFile(), "user", e.user(), ".password", e.password()));
+    c.put("io.etcfs.fencing", props(
+        "fsName", s.fsName(), "nodeName", s.nodeName(), "leaseTtlSeconds", s.leaseTtlSeconds(),
+        "mountpoint", s.mountpoint().toString()));
+    c.put("io.etcfs.core", props(
+        "fsName", s.fsName(), "nodeName", s.nodeName(), "device", s.device().toString(),
+        "lockService.target", "(etcfs.backend=" + s.lockBackend() + ")",
+        "allocator.target", "(etcfs.backend=arena)"));
+    c.put("io.etcfs.lock.etcd", props("fsName", s.fsName(), "nodeName", s.nodeName()));
+    c.put("io.etcfs.lock.hazelcast", props("fsName", s.fsName(), "nodeName", s.nodeName()));
+    c.put("io.etcfs.alloc.arena", props("fsName", s.fsName(), "nodeName", s.nodeName()));
+    c.put("io.etcfs.fuse", props("fsName", s.fsName(), "mountpoint", s.mountpoint().toString()));
+    c.put("io.etcfs.shell", props("fsName", s.fsName()));
+    return c;
+  }
+
+  private static Hashtable<String, Object> props(Object... kv) {
+    Hashtable<String, Object> t = new Hashtable<>();
+    for (int i = 0; i < kv.length; i += 2) {
+      t.put((String) kv[i], kv[i + 1]);
+    }
+    return t;
+  }
+}

@@ -1,0 +1,123 @@
+package io.etcfs.launcher.node;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.stream.Stream;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.BundleException;
+import org.osgi.framework.launch.Framework;
+import org.osgi.framework.launch.FrameworkFactory;
+
+/**
+ * One node's OSGi runtime: a Felix framework with every bundle of the distribution's
+ * {@code bundle/} directory, configured through Configuration Admin from a {@link NodeSpec}.
+ */
+public final class NodeRuntime implements AutoCloseable {
+  private final Framework framework;
+
+  private NodeRuntime(Framework framework) {
+    this.framework = framework;
+  }
+
+  /** Starts a framework with every bundle in {@code bundleDir} and configures it for the node. */
+  public static NodeRuntime start(NodeSpec spec, Path bundleDir, boolean interactiveShell)
+      throws IOException, BundleException {
+    Files.createDirectories(spec.cacheDir());
+    // Hazelcast's bundle activator fails on a null context class loader unless its scripting
+    // support is off; and a filesystem node has no business phoning home.
+    System.setProperty("hazelcast.osgi.jsr223.disabled", "true");
+    System.setProperty("hazelcast.phone.home.enabled", "false");
+    Framework fw = ServiceLoader.load(FrameworkFactory.class).iterator().next()
+        .newFramework(frameworkProperties(spec, bundleDir.getParent(), interactiveShell));
+    // JLine finds its terminal providers, and vert.x its logger, through the context class
+    // loader; the launcher's own loader would hand them the wrong classes.
+    Thread.currentThread().setContextClassLoader(null);
+    fw.init();
+    NodeRuntime runtime = new NodeRuntime(fw);
+    try {
+      List<Bundle> bundles = runtime.installAll(bundleDir);
+      fw.start();
+      for (Bundle b : bundles) {
+        if (b.getHeaders().get("Fragment-Host") == null) {
+          b.start();
+        }
+      }
+      // Components wait for their configuration (policy REQUIRE), so configure once
+      // Configuration Admin is up, which it is as soon as its bundle has started.
+      Configs.apply(fw.getBundleContext(), NodeConfigs.of(spec));
+    } catch (IOException | BundleException | RuntimeException e) {
+      runtime.close();
+      throw e;
+    }
+    return runtime;
+  }
+
+  private static Map<String, String> frameworkProperties(NodeSpec spec, Path home, boolean shell) {
+    Map<String, String> p = new HashMap<>();
+    p.put("org.osgi.framework.storage", spec.cacheDir().toString());
+    // A fresh cache at every start: a bundle updated in the tarball must never be shadowed by an
+    // older copy left in the cache.
+    p.put("org.osgi.framework.storage.clean", "onFirstInit");
+    // jffi (FUSE) uses sun.misc.Unsafe for its fast memory path.
+    p.put("org.osgi.framework.system.packages.extra", "sun.misc");
+    // Without a terminal, Gogo's shell runs no interactive session and must not stop the
+    // framework when its (empty) session ends; in the foreground, leaving the shell stops the node.
+    p.put("gosh.args", shell ? "" : "--nointeractive --noshutdown");
+    if (!shell) {
+      p.put("gosh.home", home.resolve("etc/background-shell").toString());
+    }
+    p.put("felix.log.level", "1");
+    return p;
+  }
+
+  private List<Bundle> installAll(Path bundleDir) throws IOException, BundleException {
+    BundleContext ctx = framework.getBundleContext();
+    List<Bundle> installed = new ArrayList<>();
+    try (Stream<Path> jars = Files.list(bundleDir)) {
+      for (Path jar : jars.filter(p -> p.toString().endsWith(".jar")).sorted().toList()) {
+        installed.add(ctx.installBundle(jar.toUri().toString()));
+      }
+    }
+    if (installed.isEmpty()) {
+      throw new IOException("no bundles in " + bundleDir);
+    }
+    return installed;
+  }
+
+  public BundleContext context() {
+    return framework.getBundleContext();
+  }
+
+  public Framework framework() {
+    return framework;
+  }
+
+  /** Waits until the framework has stopped (after {@link #close()} or a stop from inside). */
+  public void awaitStop() throws InterruptedException {
+    framework.waitForStop(0);
+  }
+
+  /**
+   * Stops every bundle: the fencing bundle's deactivation is the node's clean leave (lease
+   * revoked, membership gone). Bounded so that a wedged bundle cannot keep the node alive.
+   */
+  @Override
+  public void close() {
+    try {
+      framework.stop();
+      framework.waitForStop(Duration.ofSeconds(30).toMillis());
+    } catch (BundleException e) {
+      throw new IllegalStateException("framework did not stop: " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,99 @@
+package io.etcfs.launcher.node;
+
+import io.etcfs.launcher.UserError;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Properties;
+
+/**
+ * Everything one node runtime needs to start, written by {@code etcfs mount} to
+ * {@code <state dir>/<node>.properties} (owner-only: it may hold the etcd password) and read by
+ * {@link NodeMain} in the node's own JVM.
+ *
+ * @param fsName the filesystem's name
+ * @param nodeName this node's name
+ * @param device the shared device
+ * @param mountpoint where the filesystem is mounted
+ * @param stateDir where the pid file, control socket and Felix cache live
+ * @param logFile the node's log
+ * @param etcd the etcd connection settings
+ * @param leaseTtlSeconds the membership lease TTL
+ * @param lockBackend the lock backend's name
+ */
+public record NodeSpec(
+    String fsName,
+    String nodeName,
+    Path device,
+    Path mountpoint,
+    Path stateDir,
+    Path logFile,
+    EtcdConnection etcd,
+    int leaseTtlSeconds,
+    String lockBackend) {
+
+  public Path pidFile() {
+    return stateDir.resolve(nodeName + ".pid");
+  }
+
+  public Path socket() {
+    return stateDir.resolve(nodeName + ".sock");
+  }
+
+  public Path specFile() {
+    return stateDir.resolve(nodeName + ".properties");
+  }
+
+  public Path cacheDir() {
+    return stateDir.resolve(nodeName + ".cache");
+  }
+
+  public void write() throws IOException {
+    Properties p = new Properties();
+    p.setProperty("fsName", fsName);
+    p.setProperty("nodeName", nodeName);
+    p.setProperty("device", device.toString());
+    p.setProperty("mountpoint", mountpoint.toString());
+    p.setProperty("stateDir", stateDir.toString());
+    p.setProperty("logFile", logFile.toString());
+    p.setProperty("leaseTtlSeconds", Integer.toString(leaseTtlSeconds));
+    p.setProperty("lockBackend", lockBackend);
+    etcd.store(p);
+    Path file = specFile();
+    Files.deleteIfExists(file);
+    Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    try (Writer w = Files.newBufferedWriter(file)) {
+      p.store(w, "etcfs node " + nodeName);
+    }
+  }
+
+  public static NodeSpec read(Path file) {
+    Properties p = new Properties();
+    try (Reader r = Files.newBufferedReader(file)) {
+      p.load(r);
+    } catch (IOException e) {
+      throw new UserError("cannot read node spec " + file + ": " + e.getMessage(), e);
+    }
+    return new NodeSpec(
+        req(p, "fsName"),
+        req(p, "nodeName"),
+        Path.of(req(p, "device")),
+        Path.of(req(p, "mountpoint")),
+        Path.of(req(p, "stateDir")),
+        Path.of(req(p, "logFile")),
+        EtcdConnection.load(p),
+        Integer.parseInt(req(p, "leaseTtlSeconds")),
+        req(p, "lockBackend"));
+  }
+
+  private static String req(Properties p, String key) {
+    String v = p.getProperty(key);
+    if (v == null) {
+      throw new UserError("node spec lacks '" + key + "'");
+    }
+    return v;
+  }
+}
