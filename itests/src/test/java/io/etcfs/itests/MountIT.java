@@ -1,0 +1,216 @@
+package io.etcfs.itests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.etcfs.testing.EtcdCluster;
+import io.etcfs.testing.EtcdExtension;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code format}, {@code mount} and {@code umount} from the tarball against a real etcd: the
+ * good path, and every refusal as one line with a non-zero exit and nothing left running.
+ */
+@Timeout(600)
+@ExtendWith(EtcdExtension.class)
+class MountIT {
+  private static final Duration T = Duration.ofSeconds(180);
+  @TempDir Path tmp;
+  private Path runtime;
+  private Path image;
+  private Path mp;
+  private Path state;
+  private String etcd;
+  private String fs;
+
+  @BeforeEach
+  void format(EtcdCluster cluster, org.junit.jupiter.api.TestInfo info) throws Exception {
+    etcd = cluster.endpoints();
+    fs = "fs-" + info.getTestMethod().orElseThrow().getName().toLowerCase().replaceAll("[^a-z]", "");
+    fs = fs.substring(0, Math.min(fs.length(), 40));
+    runtime = Files.createDirectories(tmp.resolve("rt"));
+    image = tmp.resolve("dev.img");
+    mp = Files.createDirectories(tmp.resolve("mnt"));
+    state = tmp.resolve("state");
+    Distribution.Result r = etcfs("format", image.toString(), "--size", "256M", "--etcd", etcd,
+        "--name", fs);
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().contains("formatted " + image), r.toString());
+  }
+
+  @AfterEach
+  void killLeftovers() throws Exception {
+    Processes.killAll(tmp);
+  }
+
+  private Distribution.Result etcfs(String... args) throws Exception {
+    return Distribution.etcfs(runtime, T, args);
+  }
+
+  private Distribution.Result mount(String... extra) throws Exception {
+    String[] base = {"mount", image.toString(), mp.toString(), "--etcd", etcd, "--name", fs,
+        "--node", "n1", "--state-dir", state.toString()};
+    String[] all = java.util.Arrays.copyOf(base, base.length + extra.length);
+    System.arraycopy(extra, 0, all, base.length, extra.length);
+    return etcfs(all);
+  }
+
+  @Test
+  void mountThenUmount() throws Exception {
+    Distribution.Result m = mount();
+    assertEquals(0, m.exit(), m.toString());
+    assertTrue(m.out().contains("node n1 joined '" + fs + "'"), m.toString());
+    assertTrue(m.out().contains("undo: etcfs umount " + mp), m.toString());
+    long pid = Processes.pid(state.resolve("n1.pid")).orElseThrow();
+    assertTrue(Processes.alive(pid));
+    assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(state.resolve("n1.sock"))), "control socket is not owner-only");
+
+    Distribution.Result again = etcfs("mount", image.toString(),
+        Files.createDirectories(tmp.resolve("mnt2")).toString(), "--etcd", etcd, "--name", fs,
+        "--node", "n1", "--state-dir", tmp.resolve("state2").toString());
+    assertEquals(1, again.exit(), again.toString());
+    assertEquals("etcfs: node name 'n1' is already a member of '" + fs
+        + "' (choose another --node, or wait for its lease to expire)", again.errLines().get(0));
+
+    Distribution.Result u = etcfs("umount", mp.toString());
+    assertEquals(0, u.exit(), u.toString());
+    assertTrue(u.out().contains("node n1 left the cluster cleanly"), u.toString());
+    assertFalse(Processes.alive(pid));
+    Distribution.Result st = etcfs("status", "--etcd", etcd, "--name", fs);
+    assertTrue(st.out().contains("members     0"), st.toString());
+  }
+
+  @Test
+  void foregroundNodeLeavesCleanlyOnSigterm() throws Exception {
+    ProcessBuilder pb = Distribution.command(runtime, java.util.Map.of(), "mount",
+        image.toString(), mp.toString(), "--etcd", etcd, "--name", fs, "--node", "n1",
+        "--state-dir", state.toString(), "--foreground");
+    Path out = tmp.resolve("fg.out");
+    pb.redirectErrorStream(true).redirectOutput(out.toFile())
+        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    Process cli = pb.start();
+    try {
+      long deadline = System.nanoTime() + T.toNanos();
+      Distribution.Result backend = null;
+      while (System.nanoTime() < deadline && cli.isAlive()) {
+        backend = etcfs("shell", mp.toString(), "-c", "etcfs:lock backend");
+        if (backend.exit() == 0) {
+          break;
+        }
+        Thread.sleep(200);
+      }
+      assertTrue(backend != null && backend.exit() == 0, "foreground node never became reachable: "
+          + backend + "\n" + Files.readString(out));
+      assertEquals("etcd\n", backend.out());
+      long node = Processes.pid(state.resolve("n1.pid")).orElseThrow();
+      assertTrue(etcfs("status", "--etcd", etcd, "--name", fs).out().contains("members     1"));
+
+      cli.destroy();
+      assertTrue(cli.waitFor(90, java.util.concurrent.TimeUnit.SECONDS), "CLI did not exit");
+      assertFalse(Processes.alive(node), "the node JVM outlived its foreground CLI");
+      assertTrue(etcfs("status", "--etcd", etcd, "--name", fs).out().contains("members     0"),
+          "the node did not leave cleanly:\n" + Files.readString(out));
+    } finally {
+      cli.destroyForcibly();
+    }
+  }
+
+  @Test
+  void formatRefusesAnExistingFilesystem() throws Exception {
+    Distribution.Result r = etcfs("format", image.toString(), "--etcd", etcd, "--name", fs);
+    assertRefused(r, "etcfs: device " + image + " already holds an etcfs filesystem"
+        + " (use --force to overwrite it)");
+  }
+
+  @Test
+  void formatRefusesATooSmallDevice() throws Exception {
+    Path small = tmp.resolve("small.img");
+    Distribution.Result r = etcfs("format", small.toString(), "--size", "2M", "--etcd", etcd,
+        "--name", fs + "x");
+    assertEquals(1, r.exit(), r.toString());
+    assertTrue(r.errLines().get(0).startsWith("etcfs: device " + small + " is too small"), r.toString());
+  }
+
+  @Test
+  void missingDevice() throws Exception {
+    Distribution.Result r = etcfs("mount", tmp.resolve("nope.img").toString(), mp.toString(),
+        "--etcd", etcd, "--name", fs, "--state-dir", state.toString());
+    assertRefused(r, "etcfs: device " + tmp.resolve("nope.img") + " does not exist");
+  }
+
+  @Test
+  void unreachableEtcd() throws Exception {
+    Distribution.Result r = etcfs("mount", image.toString(), mp.toString(), "--etcd",
+        "http://127.0.0.1:1", "--name", fs, "--state-dir", state.toString());
+    assertEquals(1, r.exit(), r.toString());
+    assertEquals(1, r.errLines().size(), r.toString());
+    assertTrue(r.err().contains("127.0.0.1:1") && r.err().contains("not reachable"), r.toString());
+    assertNothingRunning();
+  }
+
+  @Test
+  void mountpointNotEmpty() throws Exception {
+    Files.writeString(mp.resolve("file"), "x");
+    assertRefused(mount(), "etcfs: mountpoint " + mp + " is not an empty directory");
+  }
+
+  @Test
+  void stateDirNotWritable() throws Exception {
+    Path file = Files.writeString(tmp.resolve("plainfile"), "x");
+    Distribution.Result r = etcfs("mount", image.toString(), mp.toString(), "--etcd", etcd,
+        "--name", fs, "--state-dir", file.resolve("sub").toString());
+    assertEquals(1, r.exit(), r.toString());
+    assertTrue(r.errLines().get(0).startsWith("etcfs: state directory " + file.resolve("sub")
+        + " is not writable"), r.toString());
+  }
+
+  @Test
+  void deviceOfAnotherFilesystem() throws Exception {
+    Path other = tmp.resolve("other.img");
+    assertEquals(0, etcfs("format", other.toString(), "--size", "256M", "--etcd", etcd,
+        "--name", fs + "o").exit());
+    Distribution.Result r = etcfs("mount", other.toString(), mp.toString(), "--etcd", etcd,
+        "--name", fs, "--state-dir", state.toString());
+    assertEquals(1, r.exit(), r.toString());
+    assertTrue(r.errLines().get(0).contains("refusing to mount"), r.toString());
+    assertNothingRunning();
+  }
+
+  @Test
+  void lockBackendMustMatchTheFilesystem() throws Exception {
+    Distribution.Result r = mount("--lock", "hazelcast");
+    assertRefused(r, "etcfs: filesystem '" + fs + "' uses the lock backend 'etcd'; every node"
+        + " must use the same one (got --lock hazelcast)");
+  }
+
+  private void assertRefused(Distribution.Result r, String line) throws Exception {
+    assertEquals(1, r.exit(), r.toString());
+    assertEquals(line, r.errLines().get(0), r.toString());
+    assertEquals(1, r.errLines().size(), r.toString());
+    assertNothingRunning();
+  }
+
+  private void assertNothingRunning() throws Exception {
+    assertFalse(Files.exists(state.resolve("n1.pid")), "a node pid file was left");
+    try (var s = Files.list(runtime)) {
+      assertTrue(s.noneMatch(p -> p.getFileName().toString().equals("mounts"))
+          || isEmpty(runtime.resolve("mounts")), "a mount record was left");
+    }
+  }
+
+  private static boolean isEmpty(Path dir) throws Exception {
+    try (var s = Files.list(dir)) {
+      return s.findAny().isEmpty();
+    }
+  }
+}
