@@ -3,6 +3,7 @@ package io.etcfs.alloc.arena.internal;
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.alloc.Extent;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.Op;
 import java.util.List;
 import java.util.Objects;
 import org.osgi.service.component.annotations.Activate;
@@ -63,7 +64,17 @@ public final class ArenaAllocator implements Allocator {
   }
 
   @Override
-  public void free(List<Extent> extents) {
+  public List<Op> commitOps(long ino, List<Extent> referenced, List<Extent> released) {
+    throw new UnsupportedOperationException(NOT_YET);
+  }
+
+  @Override
+  public void committed(List<Extent> referenced, List<Extent> released) {
+    throw new UnsupportedOperationException(NOT_YET);
+  }
+
+  @Override
+  public void abandon(List<Extent> extents) {
     throw new UnsupportedOperationException(NOT_YET);
   }
 

@@ -24,7 +24,9 @@ class ArenaAllocatorTest {
   void everyAllocationCallNamesTheIssueThatBuildsIt() {
     ArenaAllocator arena = allocator("fs1", "n1");
     assertNotYet(() -> arena.allocate(8, -1));
-    assertNotYet(() -> arena.free(List.of(new Extent(0, 1))));
+    assertNotYet(() -> arena.commitOps(2, List.of(new Extent(0, 1)), List.of()));
+    assertNotYet(() -> arena.committed(List.of(new Extent(0, 1)), List.of()));
+    assertNotYet(() -> arena.abandon(List.of(new Extent(0, 1))));
     assertNotYet(arena::freeBlocks);
     assertNotYet(arena::totalBlocks);
   }
