@@ -1,5 +1,7 @@
 package io.etcfs.fencing.internal;
 
+import io.etcfs.testing.ComponentConfigs;
+import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -11,7 +13,6 @@ import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStoreException;
 import java.io.IOException;
 import java.io.StringReader;
-import java.lang.annotation.Annotation;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -124,38 +125,8 @@ class NodeMembershipTest {
     }
   }
 
-  @SuppressWarnings("all")
   static NodeMembership.Config config(String fs, String node, int ttl) {
-    return new NodeMembership.Config() {
-      @Override
-      public Class<? extends Annotation> annotationType() {
-        return NodeMembership.Config.class;
-      }
-
-      @Override
-      public String fsName() {
-        return fs;
-      }
-
-      @Override
-      public String nodeName() {
-        return node;
-      }
-
-      @Override
-      public int leaseTtlSeconds() {
-        return ttl;
-      }
-
-      @Override
-      public String mountpoint() {
-        return "/mnt/etc fs";
-      }
-
-      @Override
-      public String host() {
-        return "host-a";
-      }
-    };
+    return ComponentConfigs.of(NodeMembership.Config.class, Map.of("fsName", fs, "nodeName", node,
+        "leaseTtlSeconds", ttl, "mountpoint", "/mnt/etc fs", "host", "host-a"));
   }
 }

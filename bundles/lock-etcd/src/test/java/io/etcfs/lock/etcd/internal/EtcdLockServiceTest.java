@@ -1,5 +1,7 @@
 package io.etcfs.lock.etcd.internal;
 
+import io.etcfs.testing.ComponentConfigs;
+import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.lock.RecallHandler;
 import io.etcfs.spi.meta.MetaStore;
-import java.lang.annotation.Annotation;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -76,28 +77,8 @@ class EtcdLockServiceTest {
             });
   }
 
-  @SuppressWarnings("all")
   private static EtcdLockService.Config config(String fs, String node, int ttl) {
-    return new EtcdLockService.Config() {
-      @Override
-      public Class<? extends Annotation> annotationType() {
-        return EtcdLockService.Config.class;
-      }
-
-      @Override
-      public String fsName() {
-        return fs;
-      }
-
-      @Override
-      public String nodeName() {
-        return node;
-      }
-
-      @Override
-      public int sessionTtlSeconds() {
-        return ttl;
-      }
-    };
+    return ComponentConfigs.of(EtcdLockService.Config.class,
+        Map.of("fsName", fs, "nodeName", node, "sessionTtlSeconds", ttl));
   }
 }

@@ -1,5 +1,7 @@
 package io.etcfs.lock.hazelcast.internal;
 
+import io.etcfs.testing.ComponentConfigs;
+import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -10,7 +12,6 @@ import com.hazelcast.config.JoinConfig;
 import com.hazelcast.core.HazelcastInstance;
 import io.etcfs.spi.lock.LockMode;
 import java.io.IOException;
-import java.lang.annotation.Annotation;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -80,34 +81,9 @@ class HazelcastLockServiceTest {
     }
   }
 
-  @SuppressWarnings("all")
   private static HazelcastLockService.Config config(
       String fs, String node, String members, int port) {
-    return new HazelcastLockService.Config() {
-      @Override
-      public Class<? extends Annotation> annotationType() {
-        return HazelcastLockService.Config.class;
-      }
-
-      @Override
-      public String fsName() {
-        return fs;
-      }
-
-      @Override
-      public String nodeName() {
-        return node;
-      }
-
-      @Override
-      public String members() {
-        return members;
-      }
-
-      @Override
-      public int port() {
-        return port;
-      }
-    };
+    return ComponentConfigs.of(HazelcastLockService.Config.class,
+        Map.of("fsName", fs, "nodeName", node, "members", members, "port", port));
   }
 }
