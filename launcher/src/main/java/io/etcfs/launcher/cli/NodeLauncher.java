@@ -56,6 +56,10 @@ final class NodeLauncher {
   }
 
   static void checkMountpoint(Path mp) throws IOException {
+    if (Mounts.isMounted(mp)) {
+      throw new UserError("something is already mounted at " + mp
+          + " (a node that died leaves its mount: 'etcfs umount " + mp + "' clears it)");
+    }
     if (!Files.isDirectory(mp)) {
       throw new UserError("mountpoint " + mp + " is not a directory");
     }

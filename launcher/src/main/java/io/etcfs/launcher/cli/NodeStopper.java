@@ -11,8 +11,20 @@ import java.util.concurrent.TimeUnit;
 final class NodeStopper {
   private NodeStopper() {}
 
-  /** Stops the node and says how, for the user. */
+  /**
+   * Stops the node and says how, for the user. A mount left behind by a node that died (or had
+   * to be killed) is detached, so the next mount on that path works.
+   */
   static String stop(NodeSpec spec) throws InterruptedException, IOException {
+    String how = stopProcess(spec);
+    if (Mounts.isMounted(spec.mountpoint())) {
+      how += Mounts.detach(spec.mountpoint()) ? "; its dead mount was detached"
+          : "; its mount could not be detached (try: fusermount -u -z " + spec.mountpoint() + ")";
+    }
+    return how;
+  }
+
+  private static String stopProcess(NodeSpec spec) throws InterruptedException, IOException {
     Optional<ProcessHandle> proc = NodeLauncher.pid(spec).flatMap(ProcessHandle::of)
         .filter(ProcessHandle::isAlive);
     if (proc.isEmpty()) {

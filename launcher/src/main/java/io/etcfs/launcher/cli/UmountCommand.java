@@ -15,6 +15,14 @@ final class UmountCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException, InterruptedException {
     MountRegistry registry = MountRegistry.standard();
+    if (registry.find(mountpoint).isEmpty() && "fuse.etcfs".equals(Mounts.fsType(mountpoint))) {
+      // No node record (its runtime dir was lost) but an etcfs mount: a dead node's leftover.
+      if (!Mounts.detach(mountpoint)) {
+        throw new io.etcfs.launcher.UserError("cannot detach the etcfs mount at " + mountpoint);
+      }
+      System.out.println("detached the etcfs mount at " + mountpoint + " (no node was serving it)");
+      return 0;
+    }
     NodeSpec spec = registry.require(mountpoint);
     String how = NodeStopper.stop(spec);
     registry.remove(spec.mountpoint());
