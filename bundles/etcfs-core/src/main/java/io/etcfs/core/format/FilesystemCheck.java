@@ -23,13 +23,9 @@ public final class FilesystemCheck {
    */
   public static FsRecord verify(MetaStore store, String fsName, Path device)
       throws IOException, FormatException {
-    Optional<KeyValue> kv = store.get(new FsKeys(fsName).record());
-    if (kv.isEmpty()) {
-      throw new FormatException(
-          "no filesystem '" + fsName + "' in etcd at " + store.describe()
-              + " (run 'etcfs format' first)");
-    }
-    FsRecord record = FsRecord.decode(kv.get().value());
+    FsRecord record = record(store, fsName).orElseThrow(() -> new FormatException(
+        "no filesystem '" + fsName + "' in etcd at " + store.describe()
+            + " (run 'etcfs format' first)"));
     Superblock onDevice = readSuperblock(device);
     if (!onDevice.uuid().equals(record.superblock().uuid())) {
       throw new FormatException(
@@ -40,20 +36,46 @@ public final class FilesystemCheck {
     return record;
   }
 
+  /**
+   * The filesystem record, if there is one.
+   *
+   * @throws FormatException with a one-line reason naming the key if it does not decode
+   */
+  public static Optional<FsRecord> record(MetaStore store, String fsName) throws FormatException {
+    Optional<KeyValue> kv = store.get(new FsKeys(fsName).record());
+    if (kv.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(FsRecord.decode(kv.get().value()));
+    } catch (IllegalArgumentException e) {
+      throw new FormatException("filesystem '" + fsName + "': " + e.getMessage()
+          + " (key " + kv.get().keyString() + ")");
+    }
+  }
+
   /** Reads the superblock of a device, failing with one line if it holds none. */
   public static Superblock readSuperblock(Path device) throws IOException, FormatException {
     if (!Files.exists(device)) {
       throw new FormatException("device " + device + " does not exist");
     }
     ByteBuffer head = ByteBuffer.allocate(Superblock.SIZE);
+    long size;
     try (FileBlockDevice d = FileBlockDevice.openReadOnly(device)) {
       d.read(head, 0);
+      size = d.size();
     }
     head.flip();
+    Superblock sb;
     try {
-      return Superblock.decode(head);
+      sb = Superblock.decode(head);
     } catch (IllegalArgumentException e) {
       throw new FormatException("device " + device + " holds no etcfs filesystem: " + e.getMessage());
     }
+    if (size < sb.deviceSize()) {
+      throw new FormatException("device " + device + " is truncated: " + size
+          + " bytes, its superblock says " + sb.deviceSize());
+    }
+    return sb;
   }
 }

@@ -1,12 +1,15 @@
 package io.etcfs.core.format;
 
 import io.etcfs.core.device.FileBlockDevice;
+import io.etcfs.core.fs.meta.Codec;
+import io.etcfs.core.fs.meta.Inode;
 import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Txn;
+import io.etcfs.spi.vfs.Vfs;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -126,19 +129,30 @@ public final class Formatter {
     }
   }
 
+  /**
+   * One transaction creates the record, the root directory (inode 1) and the inode counter, so a
+   * formatted filesystem is never without its root.
+   */
   private void commitRecord(FsKeys keys, FsRecord record, boolean force) throws FormatException {
+    long now = record.formatted().getEpochSecond() * 1_000_000_000L + record.formatted().getNano();
+    java.util.TreeMap<byte[], byte[]> puts = new java.util.TreeMap<>(java.util.Arrays::compareUnsigned);
+    puts.put(keys.record(), record.encode());
+    puts.put(keys.inode(Vfs.ROOT), Codec.inode(Inode.root(now)));
+    puts.put(keys.inoNext(), "2".getBytes(java.nio.charset.StandardCharsets.UTF_8));
     Txn txn = new Txn();
     if (force) {
       // etcd rejects a transaction whose put falls inside one of its delete ranges, so delete
-      // everything of the old filesystem around the record key and overwrite the record itself.
-      byte[] recordKey = keys.record();
-      byte[] afterRecord = java.util.Arrays.copyOf(recordKey, recordKey.length + 1);
-      txn.then(new Op.Delete(keys.prefix(), recordKey));
-      txn.then(new Op.Delete(afterRecord, Keys.prefixEnd(keys.prefix())));
+      // everything of the old filesystem in the gaps between the keys written here.
+      byte[] from = keys.prefix();
+      for (byte[] key : puts.keySet()) {
+        txn.then(new Op.Delete(from, key));
+        from = java.util.Arrays.copyOf(key, key.length + 1);
+      }
+      txn.then(new Op.Delete(from, Keys.prefixEnd(keys.prefix())));
     } else {
       txn.when(Compare.absent(keys.record()));
     }
-    txn.then(Op.put(keys.record(), record.encode()));
+    puts.forEach((k, v) -> txn.then(Op.put(k, v)));
     if (!store.commit(txn).succeeded()) {
       throw new FormatException(
           "filesystem '" + record.superblock().name() + "' was created or joined concurrently;"

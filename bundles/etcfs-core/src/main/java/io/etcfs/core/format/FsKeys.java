@@ -4,7 +4,8 @@ import io.etcfs.spi.meta.Keys;
 
 /**
  * The etcd keyspace of one filesystem: everything lives under {@code /etcfs/<name>/}. The full
- * keyspace is written down in docs/ARCHITECTURE.md.
+ * keyspace is written down in docs/ARCHITECTURE.md. Numbers in keys are 16 lowercase hex digits,
+ * so that key order is numeric order and range reads page in inode / block / hash order.
  */
 public final class FsKeys {
   private final String prefix;
@@ -32,5 +33,63 @@ public final class FsKeys {
 
   public byte[] arenasPrefix() {
     return Keys.of(prefix + "arenas/");
+  }
+
+  /** The next inode number nobody has reserved (decimal text). */
+  public byte[] inoNext() {
+    return Keys.of(prefix + "ino/next");
+  }
+
+  public byte[] inode(long ino) {
+    return Keys.of(prefix + "i/" + hex(ino));
+  }
+
+  /** Every entry of a directory. */
+  public byte[] direntPrefix(long dir) {
+    return Keys.of(prefix + "d/" + hex(dir) + "/");
+  }
+
+  /** Where the entries whose name hash is {@code hash} or higher start. */
+  public byte[] direntFrom(long dir, long hash) {
+    return Keys.of(prefix + "d/" + hex(dir) + "/" + hex(hash));
+  }
+
+  public byte[] dirent(long dir, long hash, String name) {
+    return Keys.of(prefix + "d/" + hex(dir) + "/" + hex(hash) + "/" + name);
+  }
+
+  /** A directory's mtime/ctime, written blindly by entry changes (no compare, no conflict). */
+  public byte[] dirTimes(long dir) {
+    return Keys.of(prefix + "m/" + hex(dir));
+  }
+
+  public byte[] extentPrefix(long ino) {
+    return Keys.of(prefix + "e/" + hex(ino) + "/");
+  }
+
+  public byte[] extentChunk(long ino, long firstFileBlock) {
+    return Keys.of(prefix + "e/" + hex(ino) + "/" + hex(firstFileBlock));
+  }
+
+  public byte[] xattrPrefix(long ino) {
+    return Keys.of(prefix + "x/" + hex(ino) + "/");
+  }
+
+  public byte[] xattr(long ino, String name) {
+    return Keys.of(prefix + "x/" + hex(ino) + "/" + name);
+  }
+
+  public byte[] orphan(long ino) {
+    return Keys.of(prefix + "orphans/" + hex(ino));
+  }
+
+  /** The key without the filesystem prefix, or null if it is not one of this filesystem's. */
+  public String relative(String key) {
+    return key.startsWith(prefix) ? key.substring(prefix.length()) : null;
+  }
+
+  public static String hex(long v) {
+    String s = Long.toHexString(v);
+    return "0".repeat(16 - s.length()) + s;
   }
 }

@@ -1,19 +1,27 @@
 package io.etcfs.core.internal;
 
+import io.etcfs.core.device.FileBlockDevice;
 import io.etcfs.core.format.FilesystemCheck;
 import io.etcfs.core.format.FormatException;
 import io.etcfs.core.format.FsRecord;
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.fencing.Membership;
 import io.etcfs.spi.lock.LockService;
+import io.etcfs.core.fs.EtcFs;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.vfs.Vfs;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Dictionary;
+import java.util.Hashtable;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferencePolicy;
@@ -24,8 +32,9 @@ import org.osgi.service.metatype.annotations.Designate;
  * The filesystem on this node. It binds the lock and allocator backends its configuration names
  * ({@code lockService.target}, {@code allocator.target}); both references are dynamic and greedy,
  * so a configuration change or a higher-ranked backend rebinds them in the running framework
- * without reactivating the core. The namespace and data path are built by issue #3; here the core
- * checks that the device and the etcd record belong to one filesystem and owns the backends.
+ * without reactivating the core. Once the device and the etcd record are checked to belong to one
+ * filesystem, the core opens the device and registers the filesystem engine ({@link EtcFs}) as
+ * the {@link Vfs} service the front ends use.
  */
 @Component(
     configurationPid = "io.etcfs.core",
@@ -45,17 +54,47 @@ public final class FileSystemCore {
   private final Membership membership;
   private final AtomicReference<LockService> lock = new AtomicReference<>();
   private final AtomicReference<Allocator> allocator = new AtomicReference<>();
+  private final FileBlockDevice device;
+  private final EtcFs engine;
+  private final ServiceRegistration<Vfs> registration;
 
+  /**
+   * Checks the device against the record, opens it and registers the engine as the {@link Vfs}
+   * service. The engine asks for the allocator on every use, so the dynamic rebinding below
+   * swaps the backend under a running filesystem.
+   */
   @Activate
   public FileSystemCore(
-      CoreConfig config, @Reference MetaStore store, @Reference Membership membership)
+      CoreConfig config, @Reference MetaStore store, @Reference Membership membership,
+      BundleContext context)
       throws IOException, FormatException {
     this.membership = membership;
     this.record = FilesystemCheck.verify(store, config.fsName(), Path.of(config.device()));
+    this.device = FileBlockDevice.open(Path.of(config.device()));
+    this.engine = new EtcFs(store, config.fsName(), membership, allocator::get, device,
+        record.superblock().blockSize(), EtcFs.DEFAULT_BUFFER_BYTES);
+    Dictionary<String, Object> props = new Hashtable<>();
+    props.put("etcfs.fsName", config.fsName());
+    this.registration = context.registerService(Vfs.class, engine, props);
     LOG.info(
         "filesystem '" + config.fsName() + "' (" + record.superblock().uuid() + ") on "
             + config.device() + " as node " + membership.nodeName() + " generation "
             + membership.generation());
+  }
+
+  @Deactivate
+  void deactivate() {
+    try {
+      registration.unregister();
+    } catch (IllegalStateException e) {
+      // already gone with the bundle
+    }
+    engine.close();
+    try {
+      device.close();
+    } catch (IOException e) {
+      LOG.warning("closing device: " + e.getMessage());
+    }
   }
 
   @Modified

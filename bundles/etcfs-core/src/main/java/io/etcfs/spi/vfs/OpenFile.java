@@ -10,10 +10,16 @@ import java.nio.ByteBuffer;
 public interface OpenFile {
   long ino();
 
-  /** Reads at {@code offset} into {@code dst}; returns the bytes read, 0 at or past the end. */
+  /**
+   * Reads at {@code offset} into {@code dst}; returns the bytes read, 0 at or past the end. The
+   * buffer may wrap the kernel's request memory: it is valid only during the call.
+   */
   int read(ByteBuffer dst, long offset) throws FsException;
 
-  /** Writes all of {@code src} at {@code offset} (at the end of the file under O_APPEND). */
+  /**
+   * Writes all of {@code src} at {@code offset} (at the end of the file under O_APPEND). The
+   * buffer is valid only during the call: whatever is kept (write-back) must be copied.
+   */
   int write(ByteBuffer src, long offset) throws FsException;
 
   /** close() of one descriptor: commit what was written. */

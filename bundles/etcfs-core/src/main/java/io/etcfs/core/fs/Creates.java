@@ -1,0 +1,118 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.core.fs.meta.Codec;
+import io.etcfs.core.fs.meta.Inode;
+import io.etcfs.core.fs.meta.NameHash;
+import io.etcfs.core.fs.tx.MetaTx;
+import io.etcfs.spi.meta.Compare;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.vfs.Attr;
+import io.etcfs.spi.vfs.Caller;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+
+/** mknod, mkdir, symlink and link: each one transaction. */
+final class Creates {
+  private final Ctx ctx;
+
+  Creates(Ctx ctx) {
+    this.ctx = ctx;
+  }
+
+  Attr mknod(long dir, String name, int mode, long rdev, Caller caller) throws FsException {
+    int type = mode & Attr.S_IFMT;
+    switch (type) {
+      case 0 -> mode |= Attr.S_IFREG;
+      case Attr.S_IFREG, Attr.S_IFIFO, Attr.S_IFSOCK, Attr.S_IFCHR, Attr.S_IFBLK -> { }
+      case Attr.S_IFDIR -> throw new FsException(Errno.EPERM, "mknod of a directory");
+      default -> throw new FsException(Errno.EINVAL, "mknod of type " + Integer.toOctalString(type));
+    }
+    boolean device = type == Attr.S_IFCHR || type == Attr.S_IFBLK;
+    return create(dir, name, mode, device ? rdev : 0, null, caller);
+  }
+
+  Attr mkdir(long dir, String name, int mode, Caller caller) throws FsException {
+    return create(dir, name, Attr.S_IFDIR | (mode & 07777), 0, null, caller);
+  }
+
+  Attr symlink(long dir, String name, String target, Caller caller) throws FsException {
+    Lookups.checkTarget(target);
+    return create(dir, name, Attr.S_IFLNK | 0777, 0, target, caller);
+  }
+
+  private Attr create(long dir, String name, int mode, long rdev, String target, Caller caller)
+      throws FsException {
+    Names.checkNew(name);
+    long ino = ctx.inos.next();
+    boolean isDir = (mode & Attr.S_IFMT) == Attr.S_IFDIR;
+    return ctx.tx.run("create " + name + " in " + dir, tx -> {
+      Inode parent = parent(tx, dir, isDir);
+      byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
+      if (tx.get(entry).isPresent()) {
+        throw new FsException(Errno.EEXIST, "'" + name + "' exists in " + dir);
+      }
+      // setgid directories hand their group down, and their setgid bit to subdirectories
+      boolean sgid = (parent.mode() & Attr.S_ISGID) != 0;
+      int gid = sgid ? parent.gid() : caller.gid();
+      int m = isDir && sgid ? mode | Attr.S_ISGID : mode;
+      long now = Ctx.now();
+      long size = target == null ? 0 : target.getBytes(StandardCharsets.UTF_8).length;
+      Inode child = new Inode(ino, m, caller.uid(), gid, isDir ? 2 : 1, size, rdev, 0,
+          isDir ? dir : 0, now, now, now, target);
+      tx.put(ctx.keys.inode(ino), Codec.inode(child));
+      tx.put(entry, Codec.dirent(new Codec.Dirent(ino, child.type())));
+      touchDir(tx, dir, now);
+      if (isDir) {
+        tx.put(ctx.keys.inode(dir), Codec.inode(parent.withNlink(parent.nlink() + 1)));
+      }
+      return child.toAttr(ctx.blockSize);
+    });
+  }
+
+  Attr link(long ino, long dir, String name, Caller caller) throws FsException {
+    Names.checkNew(name);
+    return ctx.tx.run("link " + ino + " as " + name, tx -> {
+      Inode src = Records.inode(tx.get(ctx.keys.inode(ino)), ino);
+      if (src.isDir()) {
+        throw new FsException(Errno.EPERM, "hard link to directory " + ino);
+      }
+      if (src.nlink() == 0) {
+        throw new FsException(Errno.ENOENT, "inode " + ino + " was unlinked");
+      }
+      parent(tx, dir, false);
+      byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
+      if (tx.get(entry).isPresent()) {
+        throw new FsException(Errno.EEXIST, "'" + name + "' exists in " + dir);
+      }
+      long now = Ctx.now();
+      Inode linked = src.withNlink(src.nlink() + 1).withCtime(now);
+      tx.put(ctx.keys.inode(ino), Codec.inode(linked));
+      tx.put(entry, Codec.dirent(new Codec.Dirent(ino, src.type())));
+      touchDir(tx, dir, now);
+      return linked.toAttr(ctx.blockSize);
+    });
+  }
+
+  /**
+   * The directory an entry goes into. Only a change of its link count needs its exact revision;
+   * otherwise the guard is that it still exists as the same incarnation (its create revision),
+   * so that creates from many nodes into one directory do not conflict with each other.
+   */
+  Inode parent(MetaTx tx, long dir, boolean exact) throws FsException {
+    byte[] key = ctx.keys.inode(dir);
+    Optional<KeyValue> kv = exact ? tx.get(key) : tx.peek(key);
+    Inode parent = Records.inode(kv, dir);
+    Names.requireDir(parent);
+    if (!exact) {
+      tx.guard(Compare.createRevision(key, kv.get().createRevision()));
+    }
+    return parent;
+  }
+
+  /** Blind write of a directory's times: concurrent creates in one directory never conflict. */
+  void touchDir(MetaTx tx, long dir, long now) {
+    tx.put(ctx.keys.dirTimes(dir), Codec.dirTimes(new Codec.DirTimes(now, now)));
+  }
+}

@@ -1,0 +1,53 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.fs.cache.MetaCache;
+import io.etcfs.core.fs.tx.TxRunner;
+import io.etcfs.spi.alloc.Allocator;
+import io.etcfs.spi.blockdev.BlockDevice;
+import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import java.time.Instant;
+import java.util.function.Supplier;
+
+/** What every part of the engine shares on one node. */
+final class Ctx {
+  final MetaStore store;
+  final FsKeys keys;
+  final MetaCache cache;
+  final TxRunner tx;
+  final Membership membership;
+  final BlockDevice device;
+  final int blockSize;
+  final InodeNumbers inos;
+  private final Supplier<Allocator> allocator;
+
+  Ctx(MetaStore store, FsKeys keys, Membership membership, Supplier<Allocator> allocator,
+      BlockDevice device, int blockSize) {
+    this.store = store;
+    this.keys = keys;
+    this.cache = new MetaCache(store);
+    this.tx = new TxRunner(store, cache, membership);
+    this.membership = membership;
+    this.allocator = allocator;
+    this.device = device;
+    this.blockSize = blockSize;
+    this.inos = new InodeNumbers(this);
+  }
+
+  /** The allocator bound right now: the backend can be swapped while the node runs. */
+  Allocator allocator() throws FsException {
+    Allocator a = allocator.get();
+    if (a == null) {
+      throw new FsException(Errno.EIO, "no allocator backend is bound");
+    }
+    return a;
+  }
+
+  static long now() {
+    Instant i = Instant.now();
+    return i.getEpochSecond() * 1_000_000_000L + i.getNano();
+  }
+}

@@ -1,0 +1,170 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.core.fs.meta.ExtentMap;
+import io.etcfs.core.fs.meta.FileExtent;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.List;
+
+/**
+ * Reads and buffered writes of file data. Reads merge this node's buffer with the committed
+ * extent map, streaming straight from the device into the caller's buffer; holes, unwritten and
+ * never-mapped ranges read as zeros. Writes fill whole-block buffers (a partial block starts as
+ * its committed content) that {@link Flusher} later writes to fresh blocks.
+ */
+final class DataPath {
+  private static final long MAX_FILE = Long.MAX_VALUE / 4;
+
+  private final Ctx ctx;
+  private final Extents extents;
+  private final MemoryBudget budget;
+  private final Flusher flusher;
+
+  DataPath(Ctx ctx, Extents extents, MemoryBudget budget, Flusher flusher) {
+    this.ctx = ctx;
+    this.extents = extents;
+    this.budget = budget;
+    this.flusher = flusher;
+  }
+
+  /** The size this node sees: committed, or further if buffered writes reach past it. */
+  long size(FileData f) throws FsException {
+    return Math.max(extents.snapshot(f.ino).inode().size(), f.pendingEnd);
+  }
+
+  int read(FileData f, ByteBuffer dst, long off) throws FsException {
+    f.lock.lock();
+    try {
+      Extents.Snapshot s = extents.snapshot(f.ino);
+      long size = Math.max(s.inode().size(), f.pendingEnd);
+      if (off >= size || !dst.hasRemaining()) {
+        return 0;
+      }
+      int n = (int) Math.min(dst.remaining(), size - off);
+      List<FileExtent> list = s.chunks().extents();
+      long pos = off;
+      while (pos < off + n) {
+        pos += readRun(f, list, dst, pos, off + n);
+      }
+      return n;
+    } finally {
+      f.lock.unlock();
+    }
+  }
+
+  private long readRun(FileData f, List<FileExtent> list, ByteBuffer dst, long pos, long end)
+      throws FsException {
+    long bs = ctx.blockSize;
+    long blk = pos / bs;
+    int in = (int) (pos % bs);
+    byte[] d = f.dirty.get(blk);
+    if (d != null) {
+      int len = (int) Math.min(bs - in, end - pos);
+      dst.put(d, in, len);
+      return len;
+    }
+    Long nextDirty = f.dirty.higherKey(blk);
+    long limit = nextDirty == null ? end : Math.min(end, nextDirty * bs);
+    int idx = ExtentMap.find(list, blk);
+    if (idx >= 0) {
+      FileExtent e = list.get(idx);
+      limit = Math.min(limit, e.fileEnd() * bs);
+      readDevice(dst, (e.deviceBlock() + blk - e.fileBlock()) * bs + in, (int) (limit - pos));
+    } else {
+      int next = -idx - 1;
+      if (next < list.size()) {
+        limit = Math.min(limit, list.get(next).fileBlock() * bs);
+      }
+      zero(dst, (int) (limit - pos));
+    }
+    return limit - pos;
+  }
+
+  private void readDevice(ByteBuffer dst, long devOffset, int len) throws FsException {
+    ByteBuffer slice = dst.slice();
+    slice.limit(len);
+    try {
+      ctx.device.read(slice, devOffset);
+    } catch (IOException e) {
+      throw new FsException(Errno.EIO, "device read at " + devOffset + ": " + e.getMessage(), e);
+    }
+    zero(slice, slice.remaining());
+    dst.position(dst.position() + len);
+  }
+
+  private static final byte[] ZEROS = new byte[64 * 1024];
+
+  static void zero(ByteBuffer dst, int len) {
+    for (int left = len; left > 0; left -= ZEROS.length) {
+      dst.put(ZEROS, 0, Math.min(left, ZEROS.length));
+    }
+  }
+
+  int write(FileData f, ByteBuffer src, long off, boolean append) throws FsException {
+    f.lock.lock();
+    try {
+      long at = append ? size(f) : off;
+      int n = src.remaining();
+      if (at < 0 || at + n > MAX_FILE) {
+        throw new FsException(Errno.EFBIG, "write past the largest file size");
+      }
+      if (n == 0) {
+        return 0;
+      }
+      long fresh = newBlocks(f, at, n);
+      if (!f.dirty.isEmpty() && (budget.wouldExceed(fresh * ctx.blockSize)
+          || budget.fileOver((f.dirty.size() + fresh) * ctx.blockSize))) {
+        flusher.flush(f);
+      }
+      copyIn(f, src, at, n);
+      f.pendingEnd = Math.max(f.pendingEnd, at + n);
+      return n;
+    } finally {
+      f.lock.unlock();
+    }
+  }
+
+  private long newBlocks(FileData f, long at, int n) {
+    long bs = ctx.blockSize;
+    long count = 0;
+    for (long b = at / bs; b <= (at + n - 1) / bs; b++) {
+      count += f.dirty.containsKey(b) ? 0 : 1;
+    }
+    return count;
+  }
+
+  private void copyIn(FileData f, ByteBuffer src, long at, int n) throws FsException {
+    int bs = ctx.blockSize;
+    Extents.Snapshot s = null;
+    for (long pos = at; pos < at + n; ) {
+      long blk = pos / bs;
+      int in = (int) (pos % bs);
+      int len = (int) Math.min(bs - in, at + n - pos);
+      byte[] buf = f.dirty.get(blk);
+      if (buf == null) {
+        buf = new byte[bs];
+        if (len < bs) {
+          s = s == null ? extents.snapshot(f.ino) : s;
+          fillCommitted(s, blk, buf);
+        }
+        f.dirty.put(blk, buf);
+        budget.take(bs);
+      }
+      src.get(buf, in, len);
+      pos += len;
+    }
+  }
+
+  /** Read-modify-write: a partly written block keeps the rest of its committed content. */
+  void fillCommitted(Extents.Snapshot s, long blk, byte[] buf) throws FsException {
+    List<FileExtent> list = s.chunks().extents();
+    int idx = ExtentMap.find(list, blk);
+    if (idx >= 0) {
+      FileExtent e = list.get(idx);
+      readDevice(ByteBuffer.wrap(buf), (e.deviceBlock() + blk - e.fileBlock()) * ctx.blockSize,
+          buf.length);
+    }
+  }
+}

@@ -1,0 +1,202 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.fs.cache.CacheWatch;
+import io.etcfs.core.fs.tx.GuardSource;
+import io.etcfs.spi.alloc.Allocator;
+import io.etcfs.spi.blockdev.BlockDevice;
+import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.vfs.Attr;
+import io.etcfs.spi.vfs.Caller;
+import io.etcfs.spi.vfs.DirPage;
+import io.etcfs.spi.vfs.FsException;
+import io.etcfs.spi.vfs.OpenFile;
+import io.etcfs.spi.vfs.SetAttr;
+import io.etcfs.spi.vfs.StatFs;
+import io.etcfs.spi.vfs.Vfs;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * The filesystem engine of one node: {@link Vfs} on the metadata store, the allocator and the
+ * shared device. Every change is one guarded etcd transaction; this node's caches follow every
+ * other node's changes through one watch.
+ */
+public final class EtcFs implements Vfs, AutoCloseable {
+  /** The node-wide write-back budget. */
+  public static final long DEFAULT_BUFFER_BYTES = 64L << 20;
+
+  private final Ctx ctx;
+  private final CacheWatch watch;
+  private final Lookups lookups;
+  private final DirReader dirs;
+  private final Creates creates;
+  private final Removes removes;
+  private final Renames renames;
+  private final AttrChanges attrs;
+  private final Xattrs xattrs;
+  private final Truncator truncator;
+  private final Files files;
+
+  /**
+   * Starts the engine: its cache watch runs from here on.
+   *
+   * @param allocator the allocator bound right now (asked on every use: it can be swapped live)
+   */
+  public EtcFs(MetaStore store, String fsName, Membership membership,
+      Supplier<Allocator> allocator, BlockDevice device, int blockSize, long bufferBytes) {
+    this.ctx = new Ctx(store, new FsKeys(fsName), membership, allocator, device, blockSize);
+    this.watch = new CacheWatch(store, ctx.keys, ctx.cache);
+    Extents extents = new Extents(ctx);
+    OpenFiles open = new OpenFiles();
+    MemoryBudget budget = new MemoryBudget(bufferBytes);
+    Purger purger = new Purger(ctx, extents);
+    Flusher flusher = new Flusher(ctx, extents, budget);
+    this.lookups = new Lookups(ctx);
+    this.dirs = new DirReader(ctx, lookups);
+    this.creates = new Creates(ctx);
+    this.removes = new Removes(ctx, creates, purger, open);
+    this.renames = new Renames(ctx, creates, removes);
+    this.attrs = new AttrChanges(ctx);
+    this.xattrs = new Xattrs(ctx, lookups);
+    this.truncator = new Truncator(ctx, extents, flusher, open, budget);
+    DataPath data = new DataPath(ctx, extents, budget, flusher);
+    this.files = new Files(ctx, lookups, creates, open, data, flusher, truncator, purger, budget);
+    watch.start();
+  }
+
+  /** Where issue #4 adds the lock's fencing-token compare to every commit. */
+  public void addGuardSource(GuardSource source) {
+    ctx.tx.addGuardSource(source);
+  }
+
+  /** Whether the cache watch runs (the cache is dark while it does not). */
+  public boolean watching() {
+    return watch.running();
+  }
+
+  @Override
+  public Attr resolve(String path, Caller caller) throws FsException {
+    return Calls.run(ctx, "resolve " + path, () -> lookups.resolve(path));
+  }
+
+  @Override
+  public Attr getattr(long ino) throws FsException {
+    return Calls.run(ctx, "getattr " + ino, () -> lookups.getattr(ino));
+  }
+
+  @Override
+  public Attr lookup(long dir, String name, Caller caller) throws FsException {
+    return Calls.run(ctx, "lookup " + name, () -> lookups.lookup(dir, name));
+  }
+
+  @Override
+  public Attr mknod(long dir, String name, int mode, long rdev, Caller caller)
+      throws FsException {
+    return Calls.run(ctx, "mknod " + name, () -> creates.mknod(dir, name, mode, rdev, caller));
+  }
+
+  @Override
+  public Attr mkdir(long dir, String name, int mode, Caller caller) throws FsException {
+    return Calls.run(ctx, "mkdir " + name, () -> creates.mkdir(dir, name, mode, caller));
+  }
+
+  @Override
+  public Attr symlink(long dir, String name, String target, Caller caller) throws FsException {
+    return Calls.run(ctx, "symlink " + name, () -> creates.symlink(dir, name, target, caller));
+  }
+
+  @Override
+  public Attr link(long ino, long dir, String name, Caller caller) throws FsException {
+    return Calls.run(ctx, "link " + name, () -> creates.link(ino, dir, name, caller));
+  }
+
+  @Override
+  public void unlink(long dir, String name, Caller caller) throws FsException {
+    Calls.run(ctx, "unlink " + name, () -> removes.unlink(dir, name, caller));
+  }
+
+  @Override
+  public void rmdir(long dir, String name, Caller caller) throws FsException {
+    Calls.run(ctx, "rmdir " + name, () -> removes.rmdir(dir, name, caller));
+  }
+
+  @Override
+  public void rename(long fromDir, String from, long toDir, String to, Caller caller)
+      throws FsException {
+    Calls.run(ctx, "rename " + from, () -> renames.rename(fromDir, from, toDir, to, caller));
+  }
+
+  @Override
+  public String readlink(long ino) throws FsException {
+    return Calls.run(ctx, "readlink " + ino, () -> lookups.readlink(ino));
+  }
+
+  @Override
+  public Attr setattr(long ino, SetAttr c, Caller caller) throws FsException {
+    return Calls.run(ctx, "setattr " + ino, () -> {
+      if (c.size() != null) {
+        truncator.truncate(ino, c.size());
+      }
+      boolean more = c.mode() != null || c.uid() != null || c.gid() != null
+          || c.atimeNs() != null || c.mtimeNs() != null;
+      return more ? attrs.apply(ino, c, caller) : lookups.getattr(ino);
+    });
+  }
+
+  @Override
+  public DirPage readdir(long dir, long cookie, int max) throws FsException {
+    return Calls.run(ctx, "readdir " + dir, () -> dirs.readdir(dir, cookie, max));
+  }
+
+  @Override
+  public OpenFile open(long ino, int flags, Caller caller) throws FsException {
+    return Calls.run(ctx, "open " + ino, () -> files.open(ino, flags));
+  }
+
+  @Override
+  public OpenFile create(long dir, String name, int mode, int flags, Caller caller)
+      throws FsException {
+    return Calls.run(ctx, "create " + name, () -> files.create(dir, name, mode, flags, caller));
+  }
+
+  /**
+   * Blocks from the allocator. Inode counts are reported as 0, as btrfs does: etcfs has no
+   * inode table, inode numbers are 64-bit, and what bounds their number is etcd's space, which
+   * no figure here could state truthfully.
+   */
+  @Override
+  public StatFs statfs() throws FsException {
+    return Calls.run(ctx, "statfs", () -> {
+      Allocator a = ctx.allocator();
+      return new StatFs(ctx.blockSize, a.totalBlocks(), a.freeBlocks(), 0, 0, NAME_MAX);
+    });
+  }
+
+  @Override
+  public byte[] getxattr(long ino, String name) throws FsException {
+    return Calls.run(ctx, "getxattr " + name, () -> xattrs.get(ino, name));
+  }
+
+  @Override
+  public void setxattr(long ino, String name, byte[] value, int flags, Caller caller)
+      throws FsException {
+    Calls.run(ctx, "setxattr " + name, () -> xattrs.set(ino, name, value, flags, caller));
+  }
+
+  @Override
+  public List<String> listxattr(long ino) throws FsException {
+    return Calls.run(ctx, "listxattr " + ino, () -> xattrs.list(ino));
+  }
+
+  @Override
+  public void removexattr(long ino, String name, Caller caller) throws FsException {
+    Calls.run(ctx, "removexattr " + name, () -> xattrs.remove(ino, name, caller));
+  }
+
+  @Override
+  public void close() {
+    watch.close();
+  }
+}

@@ -1,0 +1,122 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.core.fs.meta.Inode;
+import io.etcfs.spi.vfs.Attr;
+import io.etcfs.spi.vfs.Caller;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import io.etcfs.spi.vfs.OpenFile;
+import java.util.logging.Logger;
+
+/** open, create and the last close of files on this node. */
+final class Files {
+  private static final Logger LOG = Logger.getLogger(Files.class.getName());
+
+  private final Ctx ctx;
+  private final Lookups lookups;
+  private final Creates creates;
+  private final OpenFiles open;
+  private final DataPath data;
+  private final Flusher flusher;
+  private final Truncator truncator;
+  private final Purger purger;
+  private final MemoryBudget budget;
+
+  Files(Ctx ctx, Lookups lookups, Creates creates, OpenFiles open, DataPath data,
+      Flusher flusher, Truncator truncator, Purger purger, MemoryBudget budget) {
+    this.ctx = ctx;
+    this.lookups = lookups;
+    this.creates = creates;
+    this.open = open;
+    this.data = data;
+    this.flusher = flusher;
+    this.truncator = truncator;
+    this.purger = purger;
+    this.budget = budget;
+  }
+
+  DataPath data() {
+    return data;
+  }
+
+  OpenFile open(long ino, int flags) throws FsException {
+    Inode i = lookups.inode(ino);
+    boolean writes = (flags & Handle.O_ACCMODE) != Handle.O_RDONLY;
+    if (i.isDir() && writes) {
+      throw new FsException(Errno.EISDIR, "open of directory " + ino + " for writing");
+    }
+    if (i.type() == Attr.S_IFLNK) {
+      throw new FsException(Errno.ELOOP, "open of symlink " + ino);
+    }
+    FileData f = open.acquire(ino);
+    try {
+      if (writes && (flags & Handle.O_TRUNC) != 0 && i.isRegular()) {
+        truncator.truncate(ino, 0);
+      }
+    } catch (FsException | RuntimeException e) {
+      release(f);
+      throw e;
+    }
+    return new Handle(ctx, this, f, flags);
+  }
+
+  OpenFile create(long dir, String name, int mode, int flags, Caller caller) throws FsException {
+    try {
+      Attr a = creates.mknod(dir, name, Attr.S_IFREG | (mode & 07777), 0, caller);
+      return open(a.ino(), flags & ~Handle.O_TRUNC);
+    } catch (FsException e) {
+      if (e.errno() != Errno.EEXIST || (flags & Handle.O_EXCL) != 0) {
+        throw e;
+      }
+    }
+    return open(lookups.lookup(dir, name).ino(), flags);
+  }
+
+  void flush(FileData f) throws FsException {
+    f.lock.lock();
+    try {
+      flusher.flush(f);
+    } finally {
+      f.lock.unlock();
+    }
+  }
+
+  /** The last close here of an unlinked file frees it. */
+  void release(FileData f) throws FsException {
+    FsException failure = null;
+    try {
+      flush(f);
+    } catch (FsException e) {
+      failure = e;
+    }
+    if (open.release(f)) {
+      dropBuffer(f);
+      Inode i;
+      try {
+        i = lookups.inode(f.ino);
+      } catch (FsException e) {
+        i = null;
+      }
+      if (i != null && i.nlink() == 0) {
+        purger.purge(f.ino);
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /** What a failed last flush could not commit is lost with the handle: give its memory back. */
+  private void dropBuffer(FileData f) {
+    f.lock.lock();
+    try {
+      if (!f.dirty.isEmpty()) {
+        LOG.warning("inode " + f.ino + ": " + f.dirty.size() + " uncommitted blocks dropped at close");
+        budget.give((long) f.dirty.size() * ctx.blockSize);
+        f.dirty.clear();
+      }
+    } finally {
+      f.lock.unlock();
+    }
+  }
+}

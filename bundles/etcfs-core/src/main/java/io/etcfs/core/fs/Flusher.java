@@ -1,0 +1,237 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.core.fs.meta.Codec;
+import io.etcfs.core.fs.meta.ExtentChunks;
+import io.etcfs.core.fs.meta.ExtentMap;
+import io.etcfs.core.fs.meta.FileExtent;
+import io.etcfs.core.fs.meta.Inode;
+import io.etcfs.core.fs.tx.OutcomeUnknownException;
+import io.etcfs.spi.alloc.Allocator;
+import io.etcfs.spi.alloc.Extent;
+import io.etcfs.spi.alloc.NoSpaceException;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Allocate-on-write commit of a file's buffer: fresh blocks (continuing where the file's data
+ * lies, so sequential writes stay contiguous), the data written and made durable on the device,
+ * and only then one transaction per bounded batch mapping them (invariant 2); the replaced
+ * blocks are released through the allocator in that same transaction. A committed block is never
+ * written again, so a paused node that wakes up cannot damage data someone else now owns.
+ */
+final class Flusher {
+  /** File blocks per allocation run: 4 MiB, a bounded temporary buffer. */
+  static final int MAX_RUN = 1024;
+  /** Extents a batch adds, and existing extents a run may replace: well inside 128 ops. */
+  static final int MAX_EXTENTS = 24;
+
+  /** File blocks starting at {@code fileBlock} now live in {@code dev}. */
+  record Piece(long fileBlock, Extent dev) {
+    FileExtent mapping() {
+      return new FileExtent(fileBlock, dev.start(), dev.length());
+    }
+  }
+
+  /** The blocks of one run, written, and how many committed extents the run replaces. */
+  private record Written(List<Piece> pieces, int overlapped) {}
+
+  private final Ctx ctx;
+  private final Extents extents;
+  private final MemoryBudget budget;
+
+  Flusher(Ctx ctx, Extents extents, MemoryBudget budget) {
+    this.ctx = ctx;
+    this.extents = extents;
+    this.budget = budget;
+  }
+
+  /** Commits everything buffered for {@code f}; the caller holds its lock. */
+  void flush(FileData f) throws FsException {
+    if (f.dirty.isEmpty()) {
+      return;
+    }
+    Extents.Snapshot s = extents.snapshot(f.ino);
+    Allocator a = ctx.allocator();
+    List<Piece> pieces = new ArrayList<>();
+    List<Written> written = new ArrayList<>();
+    List<FileExtent> map = s.chunks().extents();
+    try {
+      for (List<Long> run : runs(f, map)) {
+        int from = pieces.size();
+        allocateAndWrite(f, a, run, goal(map, pieces, run.get(0)), pieces);
+        written.add(new Written(List.copyOf(pieces.subList(from, pieces.size())),
+            overlapped(map, run)));
+      }
+      ctx.device.flush();
+    } catch (NoSpaceException e) {
+      abandon(a, pieces);
+      throw new FsException(Errno.ENOSPC, "no space for inode " + f.ino + ": " + e.getMessage());
+    } catch (IOException e) {
+      abandon(a, pieces);
+      throw new FsException(Errno.EIO, "device write for inode " + f.ino + ": " + e, e);
+    } catch (RuntimeException e) {
+      abandon(a, pieces);
+      throw e;
+    }
+    commitAll(f, a, pieces, batches(written));
+  }
+
+  /** Groups runs into transactions of bounded size; a long run is split alone. */
+  private static List<Integer> batches(List<Written> written) {
+    List<Integer> ends = new ArrayList<>();
+    int at = 0;
+    int pieces = 0;
+    int overlapped = 0;
+    for (Written w : written) {
+      if (pieces > 0 && (pieces + w.pieces().size() > MAX_EXTENTS
+          || overlapped + w.overlapped() > MAX_EXTENTS)) {
+        ends.add(at);
+        pieces = 0;
+        overlapped = 0;
+      }
+      for (int i = 0; i < w.pieces().size(); i++) {
+        if (pieces == MAX_EXTENTS) {
+          ends.add(at);
+          pieces = 0;
+          overlapped = 0;
+        }
+        pieces++;
+        at++;
+      }
+      overlapped += w.overlapped();
+    }
+    ends.add(at);
+    return ends;
+  }
+
+  private static int overlapped(List<FileExtent> map, List<Long> run) {
+    int count = 0;
+    int last = Integer.MIN_VALUE;
+    for (long b : run) {
+      int idx = ExtentMap.find(map, b);
+      if (idx >= 0 && idx != last) {
+        count++;
+      }
+      last = idx;
+    }
+    return count;
+  }
+
+  private void commitAll(FileData f, Allocator a, List<Piece> pieces, List<Integer> ends)
+      throws FsException {
+    int i = 0;
+    for (int end : ends) {
+      if (end == i) {
+        continue;
+      }
+      List<Piece> batch = pieces.subList(i, end);
+      try {
+        commit(f, a, batch);
+      } catch (OutcomeUnknownException e) {
+        abandon(a, pieces.subList(end, pieces.size())); // this batch may be committed: keep it
+        throw e;
+      } catch (FsException | RuntimeException e) {
+        abandon(a, pieces.subList(i, pieces.size()));
+        throw e;
+      }
+      for (Piece p : batch) {
+        for (long b = p.fileBlock(); b < p.fileBlock() + p.dev().length(); b++) {
+          f.dirty.remove(b);
+          budget.give(ctx.blockSize);
+        }
+      }
+      i = end;
+    }
+    if (f.dirty.isEmpty()) {
+      f.pendingEnd = -1;
+    }
+  }
+
+  private void commit(FileData f, Allocator a, List<Piece> batch) throws FsException {
+    List<FileExtent> added = batch.stream().map(Piece::mapping).toList();
+    List<Extent> referenced = batch.stream().map(Piece::dev).toList();
+    long end = added.get(added.size() - 1).fileEnd() * ctx.blockSize;
+    ctx.tx.run("commit data of inode " + f.ino, tx -> {
+      Inode i = Records.inode(tx.get(ctx.keys.inode(f.ino)), f.ino);
+      ExtentChunks.Change change = extents.read(tx, f.ino).overwrite(added);
+      List<Extent> released = extents.apply(tx, f.ino, change);
+      long size = Math.max(i.size(), Math.min(f.pendingEnd, end));
+      long blocks = i.blocks() + ExtentMap.blocks(added) - ExtentMap.blocks(change.removed());
+      long now = Ctx.now();
+      tx.put(ctx.keys.inode(f.ino),
+          Codec.inode(i.withSize(size, blocks).withTimes(i.atimeNs(), now, now)));
+      extents.allocate(tx, f.ino, referenced, released);
+      return null;
+    });
+  }
+
+  /** Consecutive dirty blocks, cut so that no run is too long or replaces too many extents. */
+  private static List<List<Long>> runs(FileData f, List<FileExtent> map) {
+    List<List<Long>> runs = new ArrayList<>();
+    List<Long> run = new ArrayList<>();
+    int overlapped = 0;
+    int lastIdx = Integer.MIN_VALUE;
+    for (long b : f.dirty.keySet()) {
+      int idx = ExtentMap.find(map, b);
+      boolean newExtent = idx >= 0 && idx != lastIdx;
+      boolean cut = !run.isEmpty() && (run.get(run.size() - 1) != b - 1
+          || run.size() >= MAX_RUN || (newExtent && overlapped >= MAX_EXTENTS));
+      if (cut) {
+        runs.add(run);
+        run = new ArrayList<>();
+        overlapped = 0;
+      }
+      overlapped += newExtent ? 1 : 0;
+      lastIdx = idx;
+      run.add(b);
+    }
+    runs.add(run);
+    return runs;
+  }
+
+  /** The device block after the file's data just before {@code block}: keeps files contiguous. */
+  private static long goal(List<FileExtent> map, List<Piece> pieces, long block) {
+    if (!pieces.isEmpty()) {
+      Piece last = pieces.get(pieces.size() - 1);
+      if (last.fileBlock() + last.dev().length() == block) {
+        return last.dev().end();
+      }
+    }
+    int idx = ExtentMap.find(map, block - 1);
+    int before = idx >= 0 ? idx : -idx - 2;
+    if (before < 0) {
+      return -1;
+    }
+    FileExtent e = map.get(before);
+    return e.deviceBlock() + Math.min(e.length(), block - e.fileBlock());
+  }
+
+  private void allocateAndWrite(FileData f, Allocator a, List<Long> run, long goal,
+      List<Piece> pieces) throws NoSpaceException, IOException {
+    List<Extent> got = a.allocate(run.size(), goal);
+    if (got.stream().mapToLong(Extent::length).sum() != run.size()) {
+      a.abandon(got);
+      throw new IOException("allocator returned " + got + " for " + run.size() + " blocks");
+    }
+    long fileBlock = run.get(0);
+    for (Extent dev : got) {
+      pieces.add(new Piece(fileBlock, dev));
+      ByteBuffer buf = ByteBuffer.allocate((int) dev.length() * ctx.blockSize);
+      for (long b = fileBlock; b < fileBlock + dev.length(); b++) {
+        buf.put(f.dirty.get(b));
+      }
+      ctx.device.write(buf.flip(), dev.start() * ctx.blockSize);
+      fileBlock += dev.length();
+    }
+  }
+
+  private static void abandon(Allocator a, List<Piece> pieces) {
+    if (!pieces.isEmpty()) {
+      a.abandon(pieces.stream().map(Piece::dev).toList());
+    }
+  }
+}

@@ -1,0 +1,73 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import io.etcfs.spi.vfs.OpenFile;
+import java.nio.ByteBuffer;
+
+/** One open(2) of a file on this node. */
+final class Handle implements OpenFile {
+  static final int O_ACCMODE = 3;
+  static final int O_RDONLY = 0;
+  static final int O_WRONLY = 1;
+  static final int O_CREAT = 0100;
+  static final int O_EXCL = 0200;
+  static final int O_TRUNC = 01000;
+  static final int O_APPEND = 02000;
+
+  private final Ctx ctx;
+  private final Files files;
+  private final FileData data;
+  private final int flags;
+  private boolean released;
+
+  Handle(Ctx ctx, Files files, FileData data, int flags) {
+    this.ctx = ctx;
+    this.files = files;
+    this.data = data;
+    this.flags = flags;
+  }
+
+  @Override
+  public long ino() {
+    return data.ino;
+  }
+
+  @Override
+  public int read(ByteBuffer dst, long offset) throws FsException {
+    if ((flags & O_ACCMODE) == O_WRONLY) {
+      throw new FsException(Errno.EBADF, "read of a write-only handle");
+    }
+    return Calls.run(ctx, "read " + data.ino, () -> files.data().read(data, dst, offset));
+  }
+
+  @Override
+  public int write(ByteBuffer src, long offset) throws FsException {
+    if ((flags & O_ACCMODE) == O_RDONLY) {
+      throw new FsException(Errno.EBADF, "write to a read-only handle");
+    }
+    boolean append = (flags & O_APPEND) != 0;
+    return Calls.run(ctx, "write " + data.ino,
+        () -> files.data().write(data, src, offset, append));
+  }
+
+  @Override
+  public void flush() throws FsException {
+    Calls.run(ctx, "flush " + data.ino, () -> files.flush(data));
+  }
+
+  @Override
+  public void fsync(boolean dataOnly) throws FsException {
+    // a flush makes the data durable and commits its metadata before it returns
+    flush();
+  }
+
+  @Override
+  public synchronized void release() throws FsException {
+    if (released) {
+      return;
+    }
+    released = true;
+    Calls.run(ctx, "release " + data.ino, () -> files.release(data));
+  }
+}

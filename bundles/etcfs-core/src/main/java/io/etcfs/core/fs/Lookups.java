@@ -1,0 +1,99 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.core.fs.meta.Codec;
+import io.etcfs.core.fs.meta.Inode;
+import io.etcfs.core.fs.meta.NameHash;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.Keys;
+import io.etcfs.spi.vfs.Attr;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import io.etcfs.spi.vfs.Vfs;
+import java.util.Optional;
+
+/** Reads of the namespace, all served from the watch-coherent cache. */
+final class Lookups {
+  private static final int MAX_SYMLINK = 4096;
+  private final Ctx ctx;
+
+  Lookups(Ctx ctx) {
+    this.ctx = ctx;
+  }
+
+  Inode inode(long ino) throws FsException {
+    Inode i = Records.inode(ctx.cache.get(ctx.keys.inode(ino)), ino);
+    return i.isDir() ? withDirTimes(i, ctx.cache.get(ctx.keys.dirTimes(ino))) : i;
+  }
+
+  Attr getattr(long ino) throws FsException {
+    return inode(ino).toAttr(ctx.blockSize);
+  }
+
+  /**
+   * A directory's times are the later of its inode's and of {@code m/<dir>}, which entry changes
+   * write blindly so that creates in one directory from many nodes never conflict.
+   */
+  static Inode withDirTimes(Inode dir, Optional<KeyValue> times) throws FsException {
+    if (times.isEmpty()) {
+      return dir;
+    }
+    Codec.DirTimes t = Records.dirTimes(times.get());
+    return dir.withTimes(dir.atimeNs(), Math.max(dir.mtimeNs(), t.mtimeNs()),
+        Math.max(dir.ctimeNs(), t.ctimeNs()));
+  }
+
+  Optional<Codec.Dirent> entry(long dir, String name) throws FsException {
+    Optional<KeyValue> kv = ctx.cache.get(ctx.keys.dirent(dir, NameHash.of(name), name));
+    return kv.isEmpty() ? Optional.empty() : Optional.of(Records.dirent(kv.get()));
+  }
+
+  Attr lookup(long dir, String name) throws FsException {
+    Names.check(name);
+    Inode d = inode(dir);
+    Names.requireDir(d);
+    if (name.equals(".")) {
+      return d.toAttr(ctx.blockSize);
+    }
+    if (name.equals("..")) {
+      return getattr(d.parent());
+    }
+    Codec.Dirent e = entry(dir, name)
+        .orElseThrow(() -> new FsException(Errno.ENOENT, "no '" + name + "' in " + dir));
+    return getattr(e.ino());
+  }
+
+  Attr resolve(String path) throws FsException {
+    if (!path.startsWith("/")) {
+      throw new FsException(Errno.EINVAL, "not an absolute path: " + path);
+    }
+    Attr at = getattr(Vfs.ROOT);
+    for (String part : path.split("/")) {
+      if (!part.isEmpty()) {
+        at = lookup(at.ino(), part);
+      }
+    }
+    return at;
+  }
+
+  String readlink(long ino) throws FsException {
+    Inode i = inode(ino);
+    if (i.type() != Attr.S_IFLNK || i.target() == null) {
+      throw new FsException(Errno.EINVAL, "inode " + ino + " is not a symlink");
+    }
+    return i.target();
+  }
+
+  static void checkTarget(String target) throws FsException {
+    if (target.isEmpty() || target.indexOf('\0') >= 0) {
+      throw new FsException(Errno.EINVAL, "bad symlink target");
+    }
+    if (target.length() > MAX_SYMLINK) {
+      throw new FsException(Errno.ENAMETOOLONG, "symlink target too long");
+    }
+  }
+
+  /** The end of a directory's entry range. */
+  byte[] direntEnd(long dir) {
+    return Keys.prefixEnd(ctx.keys.direntPrefix(dir));
+  }
+}

@@ -1,0 +1,117 @@
+package io.etcfs.core.fs.cache;
+
+import io.etcfs.core.format.FsKeys;
+import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.MetaStoreException;
+import io.etcfs.spi.meta.Watch;
+import io.etcfs.spi.meta.WatchEvent;
+import io.etcfs.spi.meta.WatchListener;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+
+/**
+ * The one watch on the filesystem prefix that keeps {@link MetaCache} coherent with every other
+ * node. On a watch failure (compaction, cancel, lost connection) the cache goes dark (serves
+ * nothing, stores nothing) until a new watch runs, then starts empty: a new watch from "now" plus
+ * an empty cache is a fresh read of everything, so no event can have been missed.
+ */
+public final class CacheWatch implements WatchListener, AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(CacheWatch.class.getName());
+
+  private final MetaStore store;
+  private final FsKeys keys;
+  private final MetaCache cache;
+  private final ScheduledExecutorService restarter;
+  private volatile Watch watch;
+  private volatile boolean closed;
+  private long backoffMs = 50;
+
+  public CacheWatch(MetaStore store, FsKeys keys, MetaCache cache) {
+    this.store = store;
+    this.keys = keys;
+    this.cache = cache;
+    this.restarter = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "etcfs-cache-watch");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Starts the watch; if the store is down the cache stays dark and the start is retried. */
+  public void start() {
+    restart();
+  }
+
+  private synchronized void restart() {
+    if (closed) {
+      return;
+    }
+    try {
+      Watch old = watch;
+      if (old != null) {
+        old.close();
+      }
+      watch = store.watch(keys.prefix(), 0, this);
+      cache.setLive(true);
+      backoffMs = 50;
+    } catch (MetaStoreException e) {
+      LOG.warning("cache watch not running, metadata uncached: " + e.getMessage());
+      backoffMs = Math.min(backoffMs * 2, 2000);
+      restarter.schedule(this::restart, backoffMs, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  @Override
+  public void onEvents(List<WatchEvent> events) {
+    for (WatchEvent e : events) {
+      String key = e.kv().keyString();
+      cache.invalidate(key);
+      String rel = keys.relative(key);
+      if (rel != null && rel.length() >= 18 && rel.charAt(1) == '/') {
+        invalidateGroups(rel);
+      }
+    }
+  }
+
+  private void invalidateGroups(String rel) {
+    long ino;
+    try {
+      ino = Long.parseUnsignedLong(rel.substring(2, 18), 16);
+    } catch (NumberFormatException e) {
+      return;
+    }
+    switch (rel.charAt(0)) {
+      case 'i', 'e' -> cache.invalidateGroup(MetaCache.extentsSlot(ino));
+      case 'x' -> cache.invalidateGroup(MetaCache.xattrsSlot(ino));
+      default -> { }
+    }
+  }
+
+  @Override
+  public void onError(MetaStoreException error) {
+    LOG.warning("cache watch ended (" + error.getMessage() + "): dropping all cached metadata");
+    cache.setLive(false);
+    if (!closed) {
+      restarter.schedule(this::restart, 10, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** Whether the cache is served (for tests that wait for a restart). */
+  public boolean running() {
+    return cache.isLive();
+  }
+
+  @Override
+  public synchronized void close() {
+    closed = true;
+    restarter.shutdownNow();
+    Watch w = watch;
+    if (w != null) {
+      w.close();
+    }
+    cache.setLive(false);
+  }
+}

@@ -1,0 +1,136 @@
+package io.etcfs.core.fs.tx;
+
+import io.etcfs.core.fs.cache.MetaCache;
+import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.meta.Compare;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.MetaStoreException;
+import io.etcfs.spi.meta.TxnResult;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.logging.Logger;
+
+/**
+ * Runs metadata changes: each is one etcd transaction guarded by what it read, by this node's
+ * generation (invariant 3: a fenced node's commits never apply) and by whatever the registered
+ * {@link GuardSource}s add. A conflict runs the body again with fresh reads, a bounded number of
+ * times with jittered backoff so that two nodes fighting over one key do not livelock.
+ */
+public final class TxRunner {
+  /** etcd's default limit of operations (compares plus writes) in one transaction. */
+  static final int MAX_TXN_OPS = 128;
+  private static final Logger LOG = Logger.getLogger(TxRunner.class.getName());
+  static final int MAX_ATTEMPTS = 24;
+
+  private final MetaStore store;
+  private final MetaCache cache;
+  private final Membership membership;
+  private final List<GuardSource> guardSources = new CopyOnWriteArrayList<>();
+
+  public TxRunner(MetaStore store, MetaCache cache, Membership membership) {
+    this.store = store;
+    this.cache = cache;
+    this.membership = membership;
+  }
+
+  public void addGuardSource(GuardSource source) {
+    guardSources.add(source);
+  }
+
+  public void removeGuardSource(GuardSource source) {
+    guardSources.remove(source);
+  }
+
+  /** Fails with EIO once this node is fenced: it must change nothing any more. */
+  public void checkFenced() throws FsException {
+    if (membership.isFenced()) {
+      throw new FsException(Errno.EIO, "node " + membership.nodeName() + " is fenced");
+    }
+  }
+
+  /** Runs {@code body} until its transaction commits (or it decides to write nothing). */
+  public <T> T run(String what, TxBody<T> body) throws FsException {
+    for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      checkFenced();
+      MetaTx tx = new MetaTx(attempt == 0 ? cache : cache.fresh());
+      T result = body.run(tx);
+      if (!tx.hasWrites()) {
+        return result;
+      }
+      if (commit(what, tx)) {
+        tx.writtenKeys().forEach(cache::invalidate);
+        tx.deletedPrefixes().forEach(cache::invalidatePrefix);
+        tx.afterCommitActions().forEach(Runnable::run);
+        return result;
+      }
+      checkMember(what);
+      backoff(attempt);
+    }
+    throw new FsException(Errno.EIO, what + ": still conflicting after " + MAX_ATTEMPTS
+        + " attempts");
+  }
+
+  private boolean commit(String what, MetaTx tx) throws FsException {
+    List<Compare> extra = new ArrayList<>();
+    extra.add(Compare.createRevision(membership.memberKey(), membership.generation()));
+    for (GuardSource s : guardSources) {
+      extra.addAll(s.guards(tx));
+    }
+    io.etcfs.spi.meta.Txn txn = tx.toTxn(extra);
+    if (txn.size() > MAX_TXN_OPS) {
+      throw new FsException(Errno.EIO, what + ": " + txn.size() + " operations, more than etcd"
+          + " takes in one transaction (" + MAX_TXN_OPS + "); nothing was changed");
+    }
+    try {
+      TxnResult r = store.commit(txn);
+      return r.succeeded();
+    } catch (MetaStoreException e) {
+      if (e.kind() == MetaStoreException.Kind.TOO_LARGE
+          || e.kind() == MetaStoreException.Kind.UNAUTHENTICATED) {
+        // Refused before it was applied: the outcome is known, nothing changed.
+        throw new FsException(Errno.EIO, what + ": " + e.getMessage(), e);
+      }
+      // The outcome of a commit that timed out is unknown; the caches may be wrong either way.
+      cache.invalidateAll();
+      LOG.warning(what + ": commit outcome unknown: " + e.getMessage());
+      throw new OutcomeUnknownException(what + ": commit outcome unknown: " + e.getMessage(), e);
+    }
+  }
+
+  /** A failed commit may have failed on the generation guard: then the node is fenced. */
+  private void checkMember(String what) throws FsException {
+    Optional<KeyValue> me;
+    try {
+      me = store.get(membership.memberKey());
+    } catch (MetaStoreException e) {
+      throw storeFailure(what, e);
+    }
+    if (me.isEmpty() || me.get().createRevision() != membership.generation()) {
+      throw new FsException(Errno.EIO, what + ": node " + membership.nodeName()
+          + " is no longer a member with generation " + membership.generation());
+    }
+  }
+
+  public static FsException storeFailure(String what, MetaStoreException e) {
+    LOG.warning(what + ": metadata store failed: " + e.getMessage());
+    return new FsException(Errno.EIO, what + ": " + e.getMessage(), e);
+  }
+
+  private static void backoff(int attempt) {
+    if (attempt == 0) {
+      return;
+    }
+    long max = Math.min(50, 1L << Math.min(attempt, 6));
+    try {
+      Thread.sleep(ThreadLocalRandom.current().nextLong(1, max + 1));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,92 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.core.device.FileBlockDevice;
+import io.etcfs.core.format.Formatter;
+import io.etcfs.core.format.FsKeys;
+import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.meta.Keys;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.testing.MemoryMetaStore;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/** A formatted filesystem on a memory store and a temp image, with engines for "nodes". */
+final class FsFixture implements AutoCloseable {
+  static final String FS = "t";
+  static final long ARENA = 16L << 20;
+
+  final MemoryMetaStore store = new MemoryMetaStore();
+  final FsKeys keys = new FsKeys(FS);
+  final FileBlockDevice device;
+  final BitmapAllocator allocator;
+
+  FsFixture(Path dir, long dataBytes) throws Exception {
+    Path image = dir.resolve("device.img");
+    long size = Formatter.DATA_START + Math.max(ARENA, dataBytes);
+    new Formatter(store, m -> { }).format(
+        new Formatter.Options(image, size, FS, false, Math.max(ARENA, dataBytes)));
+    device = FileBlockDevice.open(image);
+    allocator = new BitmapAllocator(FS, Formatter.DATA_START / 4096, size / 4096);
+  }
+
+  /** A node: its membership key, and an engine with its own caches. */
+  final class Node implements Membership {
+    final String name;
+    final long generation;
+    final AtomicBoolean fenced = new AtomicBoolean();
+    final EtcFs fs;
+
+    Node(String name, long buffer) {
+      this(name, buffer, store);
+    }
+
+    Node(String name, long buffer, io.etcfs.spi.meta.MetaStore via) {
+      this.name = name;
+      store.commit(new Txn().then(Op.put(keys.member(name), Keys.of("test"))));
+      this.generation = store.get(keys.member(name)).orElseThrow().createRevision();
+      this.fs = new EtcFs(via, FS, this, () -> allocator, device, 4096, buffer);
+    }
+
+    @Override
+    public String nodeName() {
+      return name;
+    }
+
+    @Override
+    public byte[] memberKey() {
+      return keys.member(name);
+    }
+
+    @Override
+    public long generation() {
+      return generation;
+    }
+
+    @Override
+    public boolean isFenced() {
+      return fenced.get();
+    }
+
+    @Override
+    public CompletionStage<Void> done() {
+      return new CompletableFuture<>();
+    }
+  }
+
+  Node node(String name) {
+    return new Node(name, EtcFs.DEFAULT_BUFFER_BYTES);
+  }
+
+  Node node(String name, long buffer) {
+    return new Node(name, buffer);
+  }
+
+  @Override
+  public void close() throws Exception {
+    device.close();
+    store.close();
+  }
+}

@@ -1,0 +1,173 @@
+package io.etcfs.core.fs;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.etcfs.spi.meta.Keys;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.spi.vfs.Caller;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import io.etcfs.spi.vfs.OpenFile;
+import io.etcfs.spi.vfs.Vfs;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Two engines with their own caches on one store and one device: "nodes". */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class TwoNodesTest {
+  static final Caller ROOT = Caller.ROOT;
+  @TempDir Path dir;
+  FsFixture fx;
+  FsFixture.Node a;
+  FsFixture.Node b;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    fx = new FsFixture(dir, 0);
+    a = fx.node("a");
+    b = fx.node("b");
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    a.fs.close();
+    b.fs.close();
+    fx.close();
+  }
+
+  /** Waits until {@code check} passes: the other node learns through its watch. */
+  static void eventually(Executable check) throws Throwable {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (true) {
+      try {
+        check.execute();
+        return;
+      } catch (Throwable t) {
+        if (System.nanoTime() > end) {
+          throw t;
+        }
+        Thread.sleep(10);
+      }
+    }
+  }
+
+  @Test
+  void eachSeesTheOthersNamespaceChanges() throws Throwable {
+    assertThrows(FsException.class, () -> b.fs.lookup(Vfs.ROOT, "d", ROOT)); // cached: absent
+    var d = a.fs.mkdir(Vfs.ROOT, "d", 0755, ROOT);
+    eventually(() -> assertEquals(d.ino(), b.fs.lookup(Vfs.ROOT, "d", ROOT).ino()));
+    eventually(() -> assertEquals(3, b.fs.getattr(Vfs.ROOT).nlink()));
+    b.fs.rename(Vfs.ROOT, "d", Vfs.ROOT, "e", ROOT);
+    eventually(() -> assertEquals(d.ino(), a.fs.lookup(Vfs.ROOT, "e", ROOT).ino()));
+    assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> a.fs.lookup(Vfs.ROOT, "d", ROOT)).errno());
+    a.fs.setxattr(d.ino(), "user.x", new byte[] {1}, 0, ROOT);
+    eventually(() -> assertArrayEquals(new byte[] {1}, b.fs.getxattr(d.ino(), "user.x")));
+    b.fs.rmdir(Vfs.ROOT, "e", ROOT);
+    eventually(() -> assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> a.fs.getattr(d.ino())).errno()));
+  }
+
+  @Test
+  void committedDataIsSeenByTheOtherNode() throws Throwable {
+    OpenFile w = a.fs.create(Vfs.ROOT, "f", 0644, 2, ROOT);
+    w.write(ByteBuffer.wrap("first".getBytes()), 0);
+    w.flush();
+    OpenFile r = b.fs.open(w.ino(), 0, ROOT);
+    ByteBuffer buf = ByteBuffer.allocate(10);
+    r.read(buf, 0);
+    assertEquals("first", new String(buf.array(), 0, 5));
+    w.write(ByteBuffer.wrap("SECOND".getBytes()), 0);
+    w.flush();
+    eventually(() -> {
+      ByteBuffer again = ByteBuffer.allocate(10);
+      assertEquals(6, r.read(again, 0));
+      assertEquals("SECOND", new String(again.array(), 0, 6));
+    });
+    r.release();
+    w.release();
+  }
+
+  @Test
+  void concurrentCreatesInOneDirectoryAllLand() throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    List<Future<?>> jobs = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      EtcFs fs = t % 2 == 0 ? a.fs : b.fs;
+      int id = t;
+      jobs.add(pool.submit(() -> {
+        for (int i = 0; i < 50; i++) {
+          fs.mknod(Vfs.ROOT, "t" + id + "-" + i, 0644, 0, ROOT);
+          if (i % 10 == 0) {
+            fs.mkdir(Vfs.ROOT, "d" + id + "-" + i, 0755, ROOT);
+          }
+        }
+        return null;
+      }));
+    }
+    for (Future<?> j : jobs) {
+      j.get(50, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    int count = 0;
+    long cookie = 0;
+    boolean more = true;
+    while (more) {
+      var page = a.fs.readdir(Vfs.ROOT, cookie, 1000);
+      count += page.entries().size();
+      more = page.more();
+      cookie = page.entries().isEmpty() ? cookie : page.entries().get(page.entries().size() - 1).cookie();
+    }
+    assertEquals(220, count);
+    assertEquals(2 + 20, fx.store.get(fx.keys.inode(Vfs.ROOT)).map(kv ->
+        io.etcfs.core.fs.meta.Codec.decodeInode(kv.value()).nlink()).orElseThrow());
+  }
+
+  @Test
+  void aFencedNodeAnswersEioAndChangesNothing() throws Throwable {
+    a.fenced.set(true);
+    assertEquals(Errno.EIO, assertThrows(FsException.class,
+        () -> a.fs.mkdir(Vfs.ROOT, "x", 0755, ROOT)).errno());
+    assertEquals(Errno.EIO, assertThrows(FsException.class, () -> a.fs.getattr(Vfs.ROOT)).errno());
+    // a node whose membership is gone (lease lapsed) is stopped by the generation guard
+    fx.store.commit(new Txn().then(Op.delete(fx.keys.member("b"))));
+    assertEquals(Errno.EIO, assertThrows(FsException.class,
+        () -> b.fs.mkdir(Vfs.ROOT, "y", 0755, ROOT)).errno());
+    assertTrue(fx.store.prefix(fx.keys.direntPrefix(Vfs.ROOT), 0).kvs().isEmpty());
+  }
+
+  @Test
+  void undecodableKeyIsEio() throws Throwable {
+    var f = a.fs.mknod(Vfs.ROOT, "f", 0644, 0, ROOT);
+    fx.store.commit(new Txn().then(Op.put(fx.keys.inode(f.ino()), Keys.of("garbage"))));
+    eventually(() -> assertEquals(Errno.EIO, assertThrows(FsException.class,
+        () -> b.fs.getattr(f.ino())).errno()));
+  }
+
+  @Test
+  void watchFailureDropsTheCacheAndRestarts() throws Throwable {
+    var d = a.fs.mkdir(Vfs.ROOT, "d", 0755, ROOT);
+    eventually(() -> b.fs.lookup(Vfs.ROOT, "d", ROOT));
+    fx.store.compact(fx.store.revision());
+    a.fs.rmdir(Vfs.ROOT, "d", ROOT);
+    eventually(() -> assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> b.fs.getattr(d.ino())).errno()));
+    assertTrue(b.fs.watching());
+  }
+}
