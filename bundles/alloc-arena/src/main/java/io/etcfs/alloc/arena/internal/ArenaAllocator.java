@@ -1,24 +1,39 @@
 package io.etcfs.alloc.arena.internal;
 
+import io.etcfs.alloc.arena.internal.Geometry.Piece;
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.alloc.Extent;
+import io.etcfs.spi.alloc.NoSpaceException;
+import io.etcfs.spi.fencing.Membership;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.Op;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
- * Allocation from per-node arenas claimed in etcd. This stage registers the backend so the core
- * can select it; claiming arenas, the in-memory free map and reclaiming a dead node's arenas are
- * issue #3. Even the block counts throw rather than guess, so {@code statfs} can never report
- * space that nothing has measured.
+ * Allocation from per-node arenas claimed in etcd. A node claims a whole arena with one
+ * transaction and then allocates inside it from memory, talking to nobody; the reverse map
+ * {@code blocks/<arena>/<start>} written in the same transaction as each extent map change is
+ * the only durable allocation state, so an arena is rebuilt by reading it.
+ *
+ * <p>Failures: running out of space is a {@link NoSpaceException}; a metadata store failure
+ * while claiming ({@code MetaStoreException}) or a fenced node ({@code IllegalStateException})
+ * propagates unchecked, for the core to answer EIO. Neither leaves a block reserved.
  */
 @Component(
     service = Allocator.class,
@@ -29,7 +44,6 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 public final class ArenaAllocator implements Allocator {
   static final String PID = "io.etcfs.alloc.arena";
   static final String BACKEND_NAME = "arena";
-  static final String NOT_YET = "block allocation from arenas is built in issue #3 (alloc-arena)";
 
   @ObjectClassDefinition(
       name = "etcfs allocator: arenas",
@@ -40,17 +54,78 @@ public final class ArenaAllocator implements Allocator {
 
     @AttributeDefinition(description = "This node's name: the owner recorded on its arenas.")
     String nodeName();
+
+    @AttributeDefinition(description = "Release an arena after it held nothing this long.")
+    int idleReleaseSeconds() default 60;
+
+    @AttributeDefinition(description = "How often to look for idle arenas (0: never).")
+    int idleCheckSeconds() default 30;
   }
 
   private final MetaStore store;
   private final String fsName;
   private final String nodeName;
+  private final Membership membership;
+  private final ArenaKeys keys;
+  private final ArenaTable table;
+  private final BlocksMirror mirror;
+  private final ArenaClaimer claimer;
+  private final ScheduledExecutorService background;
+  private volatile boolean stopped;
 
   @Activate
-  public ArenaAllocator(@Reference(name = "metaStore") MetaStore store, Config config) {
-    this.store = Objects.requireNonNull(store, "store");
+  public ArenaAllocator(
+      @Reference(name = "metaStore") MetaStore store,
+      @Reference(name = "membership") Membership membership,
+      Config config) {
+    this(store, membership, config, System::nanoTime);
+  }
+
+  ArenaAllocator(MetaStore store, Membership membership, Config config, LongSupplier clock) {
+    this.store = store;
+    this.membership = membership;
     this.fsName = required("fsName", config.fsName());
     this.nodeName = required("nodeName", config.nodeName());
+    if (!nodeName.equals(membership.nodeName())) {
+      throw new IllegalArgumentException(PID + ": nodeName " + nodeName
+          + " is not this node's membership (" + membership.nodeName() + ")");
+    }
+    this.keys = new ArenaKeys(fsName);
+    this.table = new ArenaTable(geometry(), clock);
+    this.background = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "etcfs-alloc-arena-" + nodeName);
+      t.setDaemon(true);
+      return t;
+    });
+    this.mirror = new BlocksMirror(store, keys, table, background);
+    this.claimer = new ArenaClaimer(table, new Claims(store, keys, membership), mirror, nodeName);
+    try {
+      mirror.start();
+      claimer.adopt();
+    } catch (RuntimeException e) {
+      mirror.close();
+      background.shutdownNow();
+      throw e;
+    }
+    scheduleIdleRelease(config);
+  }
+
+  private void scheduleIdleRelease(Config config) {
+    long idleNanos = TimeUnit.SECONDS.toNanos(Math.max(0, config.idleReleaseSeconds()));
+    int every = config.idleCheckSeconds();
+    if (every > 0) {
+      background.scheduleWithFixedDelay(() -> claimer.releaseIdle(idleNanos), every, every,
+          TimeUnit.SECONDS);
+    }
+  }
+
+  /** The clean leave: stops the background work and releases every arena without reservations. */
+  @Deactivate
+  void deactivate() {
+    stopped = true;
+    background.shutdownNow();
+    mirror.close();
+    claimer.releaseAll();
   }
 
   @Override
@@ -59,38 +134,161 @@ public final class ArenaAllocator implements Allocator {
   }
 
   @Override
-  public List<Extent> allocate(long blocks, long goal) {
-    throw new UnsupportedOperationException(NOT_YET);
+  public List<Extent> allocate(long blocks, long goal) throws NoSpaceException {
+    if (blocks < 1) {
+      throw new IllegalArgumentException("cannot allocate " + blocks + " blocks");
+    }
+    if (stopped || membership.isFenced()) {
+      throw new IllegalStateException("the arena allocator of " + nodeName + " is "
+          + (stopped ? "stopped" : "fenced") + ": no allocation");
+    }
+    return table.allocate(blocks, goal, claimer);
   }
 
+  /**
+   * Referenced pieces must be this node's reservations. Released ranges are planned against a
+   * read of the store, never against the watch-fed mirror, even in this node's own arenas: the
+   * node that held the inode's lock before may have split the same extents a moment ago, and
+   * the mirror may not have seen it yet. Keys of one inode change only under its lock, so the
+   * read stays true until this commit.
+   */
   @Override
   public List<Op> commitOps(long ino, List<Extent> referenced, List<Extent> released) {
-    throw new UnsupportedOperationException(NOT_YET);
+    List<Op> ops = new ArrayList<>();
+    Map<Integer, RunSet> byArena = runsByArena(released);
+    List<Piece> pieces = pieces(referenced);
+    table.locked(() -> {
+      for (Piece p : pieces) {
+        RunSet gone = byArena.get(p.arena());
+        if (gone != null && !gone.intersect(p.start(), p.end()).isEmpty()) {
+          throw new IllegalArgumentException("blocks " + p.start() + "+" + p.length()
+              + " are both referenced and released in one commit");
+        }
+        table.checkReserved(p, ino);
+      }
+    });
+    for (Piece p : coalesce(pieces)) {
+      ops.add(referenceOp(ino, p, byArena.get(p.arena())));
+    }
+    byArena.forEach((index, runs) -> addOps(ops, index,
+        ReleasePlan.plan(mirror.readUpTo(index, lastEnd(runs)), runs, ino)));
+    return ops;
+  }
+
+  /**
+   * The put recording {@code p}: where the inode's recorded extent ends exactly where {@code p}
+   * starts, that key grows instead of a new one being added, so a file written sequentially in
+   * many commits keeps one reverse-map key per contiguous run — and releasing it later costs a
+   * few operations, not one per commit (etcd allows 128 per transaction). The candidate comes
+   * from the mirror but its value from the store: keys of one inode change only in commits that
+   * also rewrite (and compare) that inode, so the value read stays true until this commit.
+   */
+  private Op referenceOp(long ino, Piece p, RunSet releasedHere) {
+    Map.Entry<Long, Ref> before = table.locked(
+        () -> table.arena(p.arena()).refs().floorEntry(p.start() - 1));
+    if (before != null && before.getValue().ino() == ino
+        && before.getKey() + before.getValue().length() == p.start()
+        && (releasedHere == null
+            || releasedHere.intersect(before.getKey(), p.start()).isEmpty())) {
+      Ref stored = store.get(keys.block(p.arena(), before.getKey()))
+          .map(kv -> Ref.decode(kv.valueString())).orElse(null);
+      if (stored != null && stored.ino() == ino && before.getKey() + stored.length() == p.start()) {
+        return put(p.arena(), before.getKey(), new Ref(ino, stored.length() + p.length()));
+      }
+    }
+    return put(p.arena(), p.start(), new Ref(ino, p.length()));
+  }
+
+  /** Adjacent pieces of one arena become one. */
+  private static List<Piece> coalesce(List<Piece> pieces) {
+    List<Piece> sorted = new ArrayList<>(pieces);
+    sorted.sort(java.util.Comparator.comparingLong(Piece::start));
+    List<Piece> out = new ArrayList<>();
+    for (Piece p : sorted) {
+      Piece last = out.isEmpty() ? null : out.get(out.size() - 1);
+      if (last != null && last.arena() == p.arena() && last.end() == p.start()) {
+        out.set(out.size() - 1, new Piece(p.arena(), last.start(), p.end()));
+      } else {
+        out.add(p);
+      }
+    }
+    return out;
   }
 
   @Override
   public void committed(List<Extent> referenced, List<Extent> released) {
-    throw new UnsupportedOperationException(NOT_YET);
+    table.committed(pieces(referenced), runsByArena(released), mirror::read);
   }
 
   @Override
   public void abandon(List<Extent> extents) {
-    throw new UnsupportedOperationException(NOT_YET);
+    table.abandon(pieces(extents));
   }
 
   @Override
   public long freeBlocks() {
-    throw new UnsupportedOperationException(NOT_YET);
+    return table.freeBlocks();
   }
 
   @Override
   public long totalBlocks() {
-    throw new UnsupportedOperationException(NOT_YET);
+    return table.geometry.totalBlocks();
   }
 
   @Override
   public String toString() {
     return "arena allocator of " + fsName + " for " + nodeName + " on " + store.describe();
+  }
+
+  /** Releases the arenas idle for at least {@code idleNanos} now (the background check). */
+  void releaseIdleArenas(long idleNanos) {
+    claimer.releaseIdle(idleNanos);
+  }
+
+  /** The arenas this node owns, with their reverse maps as it knows them. */
+  Map<Integer, Map<Long, Ref>> ownedView() {
+    return table.locked(() -> {
+      Map<Integer, Map<Long, Ref>> view = new TreeMap<>();
+      table.owned().forEach(a -> view.put(a.index, new TreeMap<>(a.refs())));
+      return view;
+    });
+  }
+
+  private Geometry geometry() {
+    byte[] record = store.get(keys.record()).orElseThrow(() -> new IllegalStateException(
+        "filesystem " + fsName + " is not formatted (no record in " + store.describe() + ")"))
+        .value();
+    return Geometry.decode(record);
+  }
+
+  private List<Piece> pieces(List<Extent> extents) {
+    List<Piece> out = new ArrayList<>();
+    extents.forEach(e -> out.addAll(table.geometry.split(e)));
+    return out;
+  }
+
+  private Map<Integer, RunSet> runsByArena(List<Extent> extents) {
+    Map<Integer, RunSet> out = new TreeMap<>();
+    for (Piece p : pieces(extents)) {
+      out.computeIfAbsent(p.arena(), a -> new RunSet()).add(p.start(), p.end());
+    }
+    return out;
+  }
+
+  private static long lastEnd(RunSet runs) {
+    List<long[]> all = runs.runs();
+    return all.get(all.size() - 1)[1];
+  }
+
+  private void addOps(List<Op> ops, int arena, List<RefChange> changes) {
+    for (RefChange c : changes) {
+      ops.add(c.ref() == null ? Op.delete(keys.block(arena, c.start()))
+          : put(arena, c.start(), c.ref()));
+    }
+  }
+
+  private Op put(int arena, long start, Ref ref) {
+    return Op.put(keys.block(arena, start), ref.encode().getBytes(StandardCharsets.UTF_8));
   }
 
   private static String required(String name, String value) {

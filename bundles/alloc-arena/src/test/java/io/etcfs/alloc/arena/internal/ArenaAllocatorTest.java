@@ -1,78 +1,298 @@
 package io.etcfs.alloc.arena.internal;
 
+import static io.etcfs.alloc.arena.internal.TestFs.FIRST_BLOCK;
+import static io.etcfs.alloc.arena.internal.TestFs.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.etcfs.alloc.arena.internal.TestFs.Node;
 import io.etcfs.spi.alloc.Extent;
-import io.etcfs.spi.meta.MetaStore;
-import java.lang.annotation.Annotation;
-import java.lang.reflect.Proxy;
+import io.etcfs.spi.alloc.NoSpaceException;
+import io.etcfs.spi.meta.Keys;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.testing.MemoryMetaStore;
 import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.function.Executable;
 
-@Timeout(10)
+@Timeout(20)
 class ArenaAllocatorTest {
+  private final TestFs fs = new TestFs(4, 64);
 
-  @Test
-  void namesItsBackend() {
-    assertEquals("arena", allocator("fs1", "n1").backend());
+  @AfterEach
+  void close() {
+    fs.close();
   }
 
   @Test
-  void everyAllocationCallNamesTheIssueThatBuildsIt() {
-    ArenaAllocator arena = allocator("fs1", "n1");
-    assertNotYet(() -> arena.allocate(8, -1));
-    assertNotYet(() -> arena.commitOps(2, List.of(new Extent(0, 1)), List.of()));
-    assertNotYet(() -> arena.committed(List.of(new Extent(0, 1)), List.of()));
-    assertNotYet(() -> arena.abandon(List.of(new Extent(0, 1))));
-    assertNotYet(arena::freeBlocks);
-    assertNotYet(arena::totalBlocks);
+  void namesItsBackendAndCountsTheWholeDevice() {
+    Node n = fs.node("n1");
+    assertEquals("arena", n.alloc.backend());
+    assertEquals(256, n.alloc.totalBlocks());
+    assertEquals(256, n.alloc.freeBlocks());
   }
 
   @Test
-  void refusesAMissingFsName() {
-    IllegalArgumentException e =
-        assertThrows(IllegalArgumentException.class, () -> allocator("", "n1"));
+  void refusesAMissingFsNameAndAnUnformattedFilesystem() {
+    FakeMembership m = new FakeMembership(fs.store, TestFs.FS, "n1");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> new ArenaAllocator(fs.store, m, TestFs.config("", "n1", 60, 0)));
     assertEquals("io.etcfs.alloc.arena: fsName is not set", e.getMessage());
+    try (MemoryMetaStore empty = new MemoryMetaStore()) {
+      FakeMembership m2 = new FakeMembership(empty, TestFs.FS, "n1");
+      IllegalStateException u = assertThrows(IllegalStateException.class,
+          () -> new ArenaAllocator(empty, m2, TestFs.config(TestFs.FS, "n1", 60, 0)));
+      assertTrue(u.getMessage().contains("not formatted"), u.getMessage());
+    }
   }
 
-  private static void assertNotYet(Executable call) {
-    UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, call);
-    assertEquals(
-        "block allocation from arenas is built in issue #3 (alloc-arena)", e.getMessage());
+  @Test
+  void sequentialAllocationsLandContiguously() throws Exception {
+    Node n = fs.node("n1");
+    Extent a = single(n.allocate(8, -1));
+    Extent b = single(n.allocate(8, a.end()));
+    Extent c = single(n.allocate(4, -1));
+    assertEquals(a.end(), b.start());
+    assertEquals(b.end(), c.start());
+    assertEquals(256 - 20, n.alloc.freeBlocks());
   }
 
-  private static ArenaAllocator allocator(String fs, String node) {
-    MetaStore unused =
-        (MetaStore)
-            Proxy.newProxyInstance(
-                MetaStore.class.getClassLoader(),
-                new Class<?>[] {MetaStore.class},
-                (proxy, method, args) -> {
-                  throw new AssertionError("the store is not used at this stage: " + method);
-                });
-    return new ArenaAllocator(unused, config(fs, node));
+  @Test
+  void takesTheGoalWhenItIsFree() throws Exception {
+    Node n = fs.node("n1");
+    Extent a = single(n.allocate(16, -1));
+    n.alloc.abandon(List.of(a));
+    assertEquals(new Extent(a.start() + 5, 3), single(n.allocate(3, a.start() + 5)));
   }
 
-  @SuppressWarnings("all")
-  private static ArenaAllocator.Config config(String fs, String node) {
-    return new ArenaAllocator.Config() {
-      @Override
-      public Class<? extends Annotation> annotationType() {
-        return ArenaAllocator.Config.class;
-      }
+  @Test
+  void aLargeRequestSpansArenasAsSeveralExtents() throws Exception {
+    Node n = fs.node("n1");
+    List<Extent> got = n.allocate(100, -1);
+    assertEquals(100, got.stream().mapToLong(Extent::length).sum());
+    assertTrue(got.size() >= 2, got.toString());
+    assertEquals(2, fs.claims().size());
+    assertEquals(156, n.alloc.freeBlocks());
+  }
 
-      @Override
-      public String fsName() {
-        return fs;
-      }
+  @Test
+  void claimsRecordTheNodeAndItsGeneration() throws Exception {
+    Node n = fs.node("n1");
+    n.allocate(1, -1);
+    String claim = fs.claims().get(0).valueString();
+    assertTrue(claim.contains("node=n1"), claim);
+    assertTrue(claim.contains("generation=" + n.membership.generation()), claim);
+  }
 
-      @Override
-      public String nodeName() {
-        return node;
+  @Test
+  void aFencedNodeNeitherAllocatesNorClaims() {
+    Node n = fs.node("n1");
+    n.membership.leave();
+    assertThrows(IllegalStateException.class, () -> n.allocate(1, -1));
+    assertEquals(0, fs.claims().size());
+    assertEquals(256, n.alloc.freeBlocks());
+  }
+
+  @Test
+  void aClaimRejectedByTheGenerationGuardFailsWithoutReserving() throws Exception {
+    Node n = fs.node("n1");
+    // The member key is gone but the node has not noticed yet (isFenced() still false).
+    fs.store.commit(new io.etcfs.spi.meta.Txn().then(Op.delete(n.membership.memberKey())));
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> n.allocate(1, -1));
+    assertTrue(e.getMessage().contains("no longer a member"), e.getMessage());
+    assertEquals(0, fs.claims().size());
+    assertEquals(256, n.alloc.freeBlocks());
+  }
+
+  @Test
+  void enospcOnAFullDeviceCorruptsNothing() throws Exception {
+    Node n = fs.node("n1");
+    List<Extent> all = n.allocate(256, -1);
+    assertTrue(n.commit(7, all, List.of()));
+    Map<Integer, Map<Long, Ref>> before = fs.reverseMap();
+    NoSpaceException e = assertThrows(NoSpaceException.class, () -> n.allocate(1, -1));
+    assertTrue(e.getMessage().startsWith("no space for 1 blocks"), e.getMessage());
+    assertEquals(before, fs.reverseMap());
+    assertEquals(0, n.alloc.freeBlocks());
+    assertTrue(n.commit(7, List.of(), List.of(new Extent(FIRST_BLOCK + 10, 2))));
+    assertEquals(new Extent(FIRST_BLOCK + 10, 2), single(n.allocate(2, -1)));
+  }
+
+  @Test
+  void aRequestLargerThanWhatIsLeftReservesNothing() throws Exception {
+    Node n = fs.node("n1");
+    n.commit(7, n.allocate(200, -1), List.of());
+    assertThrows(NoSpaceException.class, () -> n.allocate(57, -1));
+    assertEquals(56, n.alloc.freeBlocks());
+    assertEquals(56, n.allocate(56, -1).stream().mapToLong(Extent::length).sum());
+  }
+
+  @Test
+  void anotherNodesArenasAreNotUsed() throws Exception {
+    Node a = fs.node("a");
+    Node b = fs.node("b");
+    a.commit(1, a.allocate(64 * 3, -1), List.of());
+    b.allocate(60, -1);
+    assertThrows(NoSpaceException.class, () -> b.allocate(5, -1));
+  }
+
+  @Test
+  void releasingASubRangeSplitsTheRecordedExtent() throws Exception {
+    Node n = fs.node("n1");
+    Extent e = single(n.allocate(10, -1));
+    assertTrue(n.commit(5, List.of(e), List.of()));
+    Extent hole = new Extent(e.start() + 3, 4);
+    List<Op> ops = n.alloc.commitOps(5, List.of(), List.of(hole));
+    assertEquals(2, ops.size(), ops.toString());
+    assertTrue(ops.stream().allMatch(op -> op instanceof Op.Put), ops.toString());
+    assertTrue(n.commit(5, List.of(), List.of(hole)));
+    Map<Long, Ref> arena = fs.reverseMap().values().iterator().next();
+    assertEquals(Map.of(e.start(), new Ref(5, 3), e.start() + 7, new Ref(5, 3)), arena);
+    assertEquals(256 - 6, n.alloc.freeBlocks());
+    assertEquals(hole, single(n.allocate(4, hole.start())));
+  }
+
+  @Test
+  void releasingAcrossSeveralRecordedExtentsDeletesAndTrims() throws Exception {
+    Node n = fs.node("n1");
+    Extent a = single(n.allocate(4, -1));
+    Extent b = single(n.allocate(4, a.end()));
+    n.commit(5, List.of(a), List.of());
+    n.commit(5, List.of(b), List.of());
+    n.commit(5, List.of(), List.of(new Extent(a.start() + 2, 5)));
+    assertEquals(Map.of(a.start(), new Ref(5, 2), b.start() + 3, new Ref(5, 1)),
+        fs.reverseMap().values().iterator().next());
+    assertEquals(256 - 3, n.alloc.freeBlocks());
+  }
+
+  @Test
+  void refusesToReleaseAnotherInodesBlocks() throws Exception {
+    Node n = fs.node("n1");
+    Extent e = single(n.allocate(4, -1));
+    n.commit(5, List.of(e), List.of());
+    assertThrows(IllegalStateException.class,
+        () -> n.alloc.commitOps(6, List.of(), List.of(e)));
+  }
+
+  @Test
+  void refusesToReferenceAndReleaseTheSameBlocksInOneCommit() throws Exception {
+    Node n = fs.node("n1");
+    Extent e = single(n.allocate(4, -1));
+    assertThrows(IllegalArgumentException.class,
+        () -> n.alloc.commitOps(5, List.of(e), List.of(new Extent(e.start() + 1, 1))));
+  }
+
+  @Test
+  void refusesToRecordBlocksItDidNotReserve() throws Exception {
+    Node n = fs.node("n1");
+    Extent e = single(n.allocate(4, -1));
+    assertThrows(IllegalStateException.class,
+        () -> n.alloc.commitOps(5, List.of(new Extent(e.end(), 1)), List.of()));
+  }
+
+  @Test
+  void aFailedCommitThenAbandonReturnsTheBlocks() throws Exception {
+    Node n = fs.node("n1");
+    Extent e = single(n.allocate(4, -1));
+    n.membership.leave();
+    assertFalse(n.commit(5, List.of(e), List.of()));
+    assertEquals(256, n.alloc.freeBlocks());
+    assertTrue(fs.reverseMap().isEmpty());
+  }
+
+  @Test
+  void blocksFreedByAnotherNodeFindTheirWayBackToTheOwner() throws Exception {
+    Node a = fs.node("a");
+    Node b = fs.node("b");
+    Extent e = single(a.allocate(8, -1));
+    a.commit(9, List.of(e), List.of());
+    await(() -> b.alloc.freeBlocks() == 248, "b sees a's commit");
+    assertTrue(b.commit(9, List.of(), List.of(new Extent(e.start(), 6))));
+    await(() -> a.alloc.freeBlocks() == 254, "a sees b's release");
+    assertEquals(new Extent(e.start(), 6), single(a.allocate(6, e.start())));
+    assertEquals(Map.of(e.start() + 6, new Ref(9, 2)), fs.reverseMap().values().iterator().next());
+  }
+
+  @Test
+  void aRestartedAllocatorRebuildsItsArenasFromTheReverseMap() throws Exception {
+    Node n = fs.node("n1");
+    List<Extent> kept = n.allocate(40, -1);
+    n.commit(3, kept, List.of());
+    n.commit(3, n.allocate(2, -1), List.of(new Extent(kept.get(0).start(), 1)));
+    n.commit(3, List.of(), List.of(new Extent(kept.get(0).start() + 10, 5)));
+    n.allocate(5, -1); // reserved, never committed: the crash frees it
+    Node again = fs.restart(n);
+    // n's view is fed by its watch; the restarted one is read from the store.
+    await(() -> n.alloc.ownedView().equals(again.alloc.ownedView()), "n's view is current");
+    assertEquals(n.alloc.ownedView(), again.alloc.ownedView());
+    assertEquals(256 - 36, again.alloc.freeBlocks());
+    List<Extent> fresh = again.allocate(220, -1);
+    for (Extent x : fresh) {
+      for (Map<Long, Ref> arena : fs.reverseMap().values()) {
+        arena.forEach((start, r) -> assertTrue(x.end() <= start || x.start() >= start + r.length(),
+            x + " overlaps " + start + "+" + r.length()));
       }
-    };
+    }
+  }
+
+  @Test
+  void idleEmptyArenasAreReleasedAndDataKeepsAClaim() throws Exception {
+    Node n = fs.node("n1");
+    List<Extent> data = n.allocate(64 + 4, -1);
+    Extent last = data.get(data.size() - 1);
+    n.commit(2, data.subList(0, data.size() - 1), List.of());
+    n.alloc.abandon(List.of(last));
+    n.alloc.releaseIdleArenas(0);
+    assertEquals(1, fs.claims().size());
+    n.commit(2, List.of(), data.subList(0, data.size() - 1));
+    n.alloc.releaseIdleArenas(Long.MAX_VALUE);
+    assertEquals(1, fs.claims().size());
+    n.alloc.releaseIdleArenas(0);
+    assertEquals(0, fs.claims().size());
+    assertEquals(256, n.alloc.freeBlocks());
+    n.allocate(1, -1);
+    assertEquals(1, fs.claims().size());
+  }
+
+  @Test
+  void theBackgroundCheckReleasesIdleArenas() throws Exception {
+    Node n = fs.node("n1", 0, 1);
+    n.alloc.abandon(n.allocate(3, -1));
+    assertEquals(1, fs.claims().size());
+    await(() -> fs.claims().isEmpty(), "the idle arena is released");
+  }
+
+  @Test
+  void aCleanLeaveReleasesEveryArenaWithoutReservations() throws Exception {
+    Node n = fs.node("n1");
+    List<Extent> got = n.allocate(64 + 64 + 10, -1);
+    n.commit(4, got.subList(0, 1), List.of());
+    assertEquals(3, fs.claims().size());
+    n.alloc.abandon(got.subList(1, got.size()));
+    n.allocate(2, -1);
+    n.alloc.deactivate();
+    assertEquals(1, fs.claims().size());
+    Node other = fs.node("n2");
+    other.allocate(64 + 64, -1);
+    assertThrows(NoSpaceException.class, () -> other.allocate(64, -1));
+  }
+
+  @Test
+  void theFreeCountFollowsOtherNodesCommits() throws Exception {
+    Node a = fs.node("a");
+    Node b = fs.node("b");
+    a.commit(1, a.allocate(30, -1), List.of());
+    b.commit(2, b.allocate(20, -1), List.of());
+    await(() -> a.alloc.freeBlocks() == 206 && b.alloc.freeBlocks() == 206, "counts agree");
+    assertTrue(fs.store.get(Keys.of("/etcfs/fs1/fs")).isPresent());
+  }
+
+  private static Extent single(List<Extent> extents) {
+    assertEquals(1, extents.size(), extents.toString());
+    return extents.get(0);
   }
 }

@@ -1,0 +1,81 @@
+package io.etcfs.alloc.arena.internal;
+
+import io.etcfs.spi.meta.Keys;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The keys alloc-arena owns under {@code /etcfs/<fs>/}: {@code arenas/<arena, 8 hex>} (claims)
+ * and {@code blocks/<arena, 8 hex>/<start block, 16 hex>} (the reverse map). Fixed-width hex
+ * keeps etcd's byte order equal to numeric order, so a range read of one arena's blocks up to a
+ * block number is one contiguous key range.
+ */
+final class ArenaKeys {
+  /** A parsed reverse-map key. */
+  record BlockKey(int arena, long start) {}
+
+  private final String prefix;
+
+  ArenaKeys(String fsName) {
+    this.prefix = "/etcfs/" + fsName + "/";
+  }
+
+  byte[] record() {
+    return Keys.of(prefix + "fs");
+  }
+
+  byte[] claimsPrefix() {
+    return Keys.of(prefix + "arenas/");
+  }
+
+  byte[] claim(int arena) {
+    return Keys.of(prefix + "arenas/" + String.format("%08x", arena));
+  }
+
+  byte[] blocksPrefix() {
+    return Keys.of(prefix + "blocks/");
+  }
+
+  byte[] arenaBlocks(int arena) {
+    return Keys.of(prefix + "blocks/" + String.format("%08x/", arena));
+  }
+
+  byte[] block(int arena, long start) {
+    return Keys.of(prefix + "blocks/" + String.format("%08x/%016x", arena, start));
+  }
+
+  /** The arena of a claim key, or -1. */
+  int claimArena(byte[] key) {
+    String k = new String(key, StandardCharsets.UTF_8);
+    String p = prefix + "arenas/";
+    if (!k.startsWith(p) || k.length() != p.length() + 8) {
+      return -1;
+    }
+    return parseHex(k.substring(p.length()));
+  }
+
+  /** A reverse-map key parsed, or null for anything else under {@code blocks/}. */
+  BlockKey blockKey(byte[] key) {
+    String k = new String(key, StandardCharsets.UTF_8);
+    String p = prefix + "blocks/";
+    if (!k.startsWith(p) || k.length() != p.length() + 8 + 1 + 16
+        || k.charAt(p.length() + 8) != '/') {
+      return null;
+    }
+    int arena = parseHex(k.substring(p.length(), p.length() + 8));
+    try {
+      long start = Long.parseUnsignedLong(k.substring(p.length() + 9), 16);
+      return arena < 0 ? null : new BlockKey(arena, start);
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  private static int parseHex(String s) {
+    try {
+      long v = Long.parseLong(s, 16);
+      return v > Integer.MAX_VALUE ? -1 : (int) v;
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+}

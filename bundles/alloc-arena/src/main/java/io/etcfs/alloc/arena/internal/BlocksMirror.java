@@ -1,0 +1,158 @@
+package io.etcfs.alloc.arena.internal;
+
+import io.etcfs.alloc.arena.internal.ArenaKeys.BlockKey;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.Keys;
+import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.MetaStoreException;
+import io.etcfs.spi.meta.RangeResult;
+import io.etcfs.spi.meta.Watch;
+import io.etcfs.spi.meta.WatchEvent;
+import io.etcfs.spi.meta.WatchListener;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Executor;
+
+/**
+ * Keeps every arena's reverse-map mirror current: a paged load of {@code blocks/}, then a watch
+ * from the first page's revision on. Pages are read at different revisions; replaying the watch
+ * from the earliest one is still right because, per key, the last event wins and a key with no
+ * later event was as read. When the watch ends (compaction, connection loss) the load and the
+ * watch start over on the executor; owned arenas are rebuilt from a fresh read under the table
+ * lock, since their free runs depend on an exact reverse map.
+ */
+final class BlocksMirror implements WatchListener {
+  private static final Logger LOG = System.getLogger(BlocksMirror.class.getName());
+  private static final int PAGE = 1000;
+
+  private final MetaStore store;
+  private final ArenaKeys keys;
+  private final ArenaTable table;
+  private final Executor executor;
+  private volatile Watch watch;
+  private volatile boolean closed;
+
+  BlocksMirror(MetaStore store, ArenaKeys keys, ArenaTable table, Executor executor) {
+    this.store = store;
+    this.keys = keys;
+    this.table = table;
+    this.executor = executor;
+  }
+
+  void start() {
+    long revision = load();
+    Watch w = store.watch(keys.blocksPrefix(), revision + 1, this);
+    watch = w;
+    if (closed) {
+      w.close();
+    }
+  }
+
+  void close() {
+    closed = true;
+    Watch w = watch;
+    if (w != null) {
+      w.close();
+    }
+  }
+
+  /** Reads one arena's reverse map exactly, for a claim or a rebuild. */
+  Snapshot read(int arena) {
+    RangeResult r = store.prefix(keys.arenaBlocks(arena), 0);
+    return new Snapshot(parse(r.kvs()).getOrDefault(arena, new TreeMap<>()), r.revision());
+  }
+
+  /** Reads the part of an arena's reverse map that can cover blocks before {@code end}. */
+  TreeMap<Long, Ref> readUpTo(int arena, long end) {
+    byte[] from = keys.block(arena, table.geometry.arenaStart(arena));
+    RangeResult r = store.range(from, keys.block(arena, end), 0);
+    return parse(r.kvs()).getOrDefault(arena, new TreeMap<>());
+  }
+
+  record Snapshot(TreeMap<Long, Ref> refs, long revision) {}
+
+  @Override
+  public void onEvents(List<WatchEvent> events) {
+    List<ArenaTable.Event> parsed = new ArrayList<>();
+    for (WatchEvent e : events) {
+      BlockKey k = keys.blockKey(e.kv().key());
+      Ref ref = e.type() == WatchEvent.Type.PUT ? Ref.decode(e.kv().valueString()) : null;
+      if (k != null && (ref != null || e.type() == WatchEvent.Type.DELETE)) {
+        parsed.add(new ArenaTable.Event(k.arena(), new RefChange(k.start(), ref),
+            e.kv().modRevision()));
+      }
+    }
+    table.apply(parsed);
+  }
+
+  @Override
+  public void onError(MetaStoreException error) {
+    if (closed) {
+      return;
+    }
+    LOG.log(Level.WARNING, "watch on the reverse map ended (" + error.getMessage()
+        + "); reloading it");
+    executor.execute(this::restart);
+  }
+
+  private void restart() {
+    try {
+      if (!closed) {
+        start();
+        for (Arena a : table.owned()) {
+          table.locked(() -> {
+            Snapshot s = read(a.index);
+            a.own(a.claimRevision(), s.refs(), s.revision());
+          });
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "reloading the reverse map failed; retrying: " + e.getMessage());
+      executor.execute(this::restart);
+    }
+  }
+
+  private long load() {
+    Map<Integer, TreeMap<Long, Ref>> all = new HashMap<>();
+    byte[] from = keys.blocksPrefix();
+    byte[] end = Keys.prefixEnd(from);
+    long first = -1;
+    while (true) {
+      RangeResult page = store.range(from, end, PAGE);
+      first = first < 0 ? page.revision() : first;
+      parse(page.kvs()).forEach((a, refs) -> all.computeIfAbsent(a, x -> new TreeMap<>())
+          .putAll(refs));
+      if (!page.more() || page.kvs().isEmpty()) {
+        break;
+      }
+      byte[] last = page.kvs().get(page.kvs().size() - 1).key();
+      from = Arrays.copyOf(last, last.length + 1);
+    }
+    table.locked(() -> {
+      for (int i = 0; i < table.arenaCount(); i++) {
+        if (!table.arena(i).owned()) {
+          table.arena(i).replaceRefs(all.getOrDefault(i, new TreeMap<>()));
+        }
+      }
+    });
+    return first;
+  }
+
+  private Map<Integer, TreeMap<Long, Ref>> parse(List<KeyValue> kvs) {
+    Map<Integer, TreeMap<Long, Ref>> out = new HashMap<>();
+    for (KeyValue kv : kvs) {
+      BlockKey k = keys.blockKey(kv.key());
+      Ref ref = k == null ? null : Ref.decode(kv.valueString());
+      if (ref != null && k.arena() < table.arenaCount()) {
+        out.computeIfAbsent(k.arena(), a -> new TreeMap<>()).put(k.start(), ref);
+      }
+    }
+    return out;
+  }
+}

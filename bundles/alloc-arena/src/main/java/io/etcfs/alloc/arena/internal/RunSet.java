@@ -1,0 +1,116 @@
+package io.etcfs.alloc.arena.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A set of blocks kept as disjoint, coalesced runs [start, end) keyed by start. Memory follows
+ * fragmentation rather than arena size, and "the first free run at or after the cursor" — what
+ * next-fit allocation asks all the time — is one {@code floorEntry} and one {@code higherEntry}.
+ * Not thread-safe.
+ */
+final class RunSet {
+  private final TreeMap<Long, Long> runs = new TreeMap<>();
+  private long size;
+
+  long size() {
+    return size;
+  }
+
+  boolean isEmpty() {
+    return runs.isEmpty();
+  }
+
+  void clear() {
+    runs.clear();
+    size = 0;
+  }
+
+  void add(long start, long end) {
+    if (start >= end) {
+      return;
+    }
+    long s = start;
+    long e = end;
+    Map.Entry<Long, Long> lower = runs.floorEntry(start);
+    if (lower != null && lower.getValue() >= start) {
+      s = lower.getKey();
+      e = Math.max(e, lower.getValue());
+      drop(lower.getKey());
+    }
+    Map.Entry<Long, Long> higher = runs.ceilingEntry(s);
+    while (higher != null && higher.getKey() <= e) {
+      e = Math.max(e, higher.getValue());
+      drop(higher.getKey());
+      higher = runs.ceilingEntry(s);
+    }
+    runs.put(s, e);
+    size += e - s;
+  }
+
+  void remove(long start, long end) {
+    for (long[] run : overlapping(start, end)) {
+      drop(run[0]);
+      if (run[0] < start) {
+        keep(run[0], start);
+      }
+      if (run[1] > end) {
+        keep(end, run[1]);
+      }
+    }
+  }
+
+  /** True if every block of [start, end) is in the set. */
+  boolean containsAll(long start, long end) {
+    Map.Entry<Long, Long> run = runs.floorEntry(start);
+    return run != null && run.getValue() >= end;
+  }
+
+  /** The parts of [start, end) in the set, in order. */
+  List<long[]> intersect(long start, long end) {
+    List<long[]> out = new ArrayList<>();
+    for (long[] run : overlapping(start, end)) {
+      out.add(new long[] {Math.max(run[0], start), Math.min(run[1], end)});
+    }
+    return out;
+  }
+
+  /** The first run (clipped to start at {@code from}) with blocks at or after {@code from}. */
+  long[] firstFrom(long from) {
+    Map.Entry<Long, Long> lower = runs.floorEntry(from);
+    if (lower != null && lower.getValue() > from) {
+      return new long[] {from, lower.getValue()};
+    }
+    Map.Entry<Long, Long> higher = runs.higherEntry(from);
+    return higher == null ? null : new long[] {higher.getKey(), higher.getValue()};
+  }
+
+  List<long[]> runs() {
+    List<long[]> out = new ArrayList<>();
+    runs.forEach((s, e) -> out.add(new long[] {s, e}));
+    return out;
+  }
+
+  private List<long[]> overlapping(long start, long end) {
+    List<long[]> out = new ArrayList<>();
+    if (start >= end) {
+      return out;
+    }
+    Map.Entry<Long, Long> lower = runs.floorEntry(start);
+    long from = lower != null && lower.getValue() > start ? lower.getKey() : start;
+    runs.subMap(from, true, end, false).forEach((s, e) -> out.add(new long[] {s, e}));
+    return out;
+  }
+
+  private void drop(long start) {
+    Long end = runs.remove(start);
+    size -= end - start;
+  }
+
+  private void keep(long start, long end) {
+    runs.put(start, end);
+    size += end - start;
+  }
+}

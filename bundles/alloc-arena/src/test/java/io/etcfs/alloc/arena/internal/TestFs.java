@@ -1,0 +1,155 @@
+package io.etcfs.alloc.arena.internal;
+
+import io.etcfs.spi.alloc.Extent;
+import io.etcfs.spi.alloc.NoSpaceException;
+import io.etcfs.spi.meta.Compare;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.Keys;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.testing.MemoryMetaStore;
+import java.lang.annotation.Annotation;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+
+/**
+ * A formatted filesystem in a {@link MemoryMetaStore} and nodes allocating in it, each committing
+ * the way the core does: the allocator's ops in one txn guarded by the node's generation.
+ */
+final class TestFs implements AutoCloseable {
+  static final String FS = "fs1";
+  static final long FIRST_BLOCK = 256; // dataStart 1 MiB / 4 KiB
+
+  final MemoryMetaStore store = new MemoryMetaStore();
+  final int arenas;
+  final long blocksPerArena;
+
+  TestFs(int arenas, long blocksPerArena) {
+    this.arenas = arenas;
+    this.blocksPerArena = blocksPerArena;
+    long arenaSize = blocksPerArena * 4096;
+    String record = "#etcfs filesystem record\nuuid=0-0-0-0-0\nname=" + FS + "\nblockSize=4096\n"
+        + "arenaSize=" + arenaSize + "\ndeviceSize=" + (1048576 + arenas * arenaSize + 4096)
+        + "\ndataStart=1048576\narenas=" + arenas + "\nlockBackend=etcd\nallocBackend=arena\n";
+    store.commit(new Txn().then(Op.put(Keys.of("/etcfs/" + FS + "/fs"), Keys.of(record))));
+  }
+
+  long total() {
+    return arenas * blocksPerArena;
+  }
+
+  Node node(String name) {
+    return node(name, 60, 0);
+  }
+
+  Node node(String name, int idleReleaseSeconds, int idleCheckSeconds) {
+    FakeMembership m = new FakeMembership(store, FS, name);
+    return new Node(store, m, new ArenaAllocator(store, m, config(FS, name, idleReleaseSeconds,
+        idleCheckSeconds)));
+  }
+
+  /** A second allocator instance for the same incarnation: a restart after a crash. */
+  Node restart(Node old) {
+    return new Node(store, old.membership, new ArenaAllocator(store, old.membership,
+        config(FS, old.membership.nodeName(), 60, 0)));
+  }
+
+  /** The reverse map in the store: arena → start → ref. */
+  Map<Integer, Map<Long, Ref>> reverseMap() {
+    ArenaKeys keys = new ArenaKeys(FS);
+    Map<Integer, Map<Long, Ref>> out = new TreeMap<>();
+    for (KeyValue kv : store.prefix(keys.blocksPrefix(), 0).kvs()) {
+      ArenaKeys.BlockKey k = keys.blockKey(kv.key());
+      out.computeIfAbsent(k.arena(), a -> new TreeMap<>()).put(k.start(),
+          Ref.decode(kv.valueString()));
+    }
+    return out;
+  }
+
+  List<KeyValue> claims() {
+    return store.prefix(Keys.of("/etcfs/" + FS + "/arenas/"), 0).kvs();
+  }
+
+  /** Waits for asynchronous work (watch delivery, the idle check), bounded for a loaded machine. */
+  static void await(BooleanSupplier condition, String what) {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting until " + what);
+      }
+      try {
+        Thread.sleep(2);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    store.close();
+  }
+
+  /** One node: its membership and its allocator. */
+  static final class Node {
+    final MemoryMetaStore store;
+    final FakeMembership membership;
+    final ArenaAllocator alloc;
+
+    Node(MemoryMetaStore store, FakeMembership membership, ArenaAllocator alloc) {
+      this.store = store;
+      this.membership = membership;
+      this.alloc = alloc;
+    }
+
+    List<Extent> allocate(long blocks, long goal) throws NoSpaceException {
+      return alloc.allocate(blocks, goal);
+    }
+
+    /** Commits like the core: the allocator's ops under the generation guard. */
+    boolean commit(long ino, List<Extent> referenced, List<Extent> released) {
+      Txn txn = new Txn().when(Compare.createRevision(membership.memberKey(),
+          membership.generation()));
+      alloc.commitOps(ino, referenced, released).forEach(txn::then);
+      boolean ok = store.commit(txn).succeeded();
+      if (ok) {
+        alloc.committed(referenced, released);
+      } else {
+        alloc.abandon(referenced);
+      }
+      return ok;
+    }
+  }
+
+  static ArenaAllocator.Config config(String fs, String node, int idleRelease, int idleCheck) {
+    return new ArenaAllocator.Config() {
+      @Override
+      public Class<? extends Annotation> annotationType() {
+        return ArenaAllocator.Config.class;
+      }
+
+      @Override
+      public String fsName() {
+        return fs;
+      }
+
+      @Override
+      public String nodeName() {
+        return node;
+      }
+
+      @Override
+      public int idleReleaseSeconds() {
+        return idleRelease;
+      }
+
+      @Override
+      public int idleCheckSeconds() {
+        return idleCheck;
+      }
+    };
+  }
+}
