@@ -126,6 +126,64 @@ class MountIT {
   }
 
   @Test
+  void aKilledNodesMountIsClearedByUmountAndTheNextMountWorks() throws Exception {
+    assertEquals(0, mount("--lease-ttl", "2s").exit());
+    Files.writeString(mp.resolve("kept"), "committed before the kill");
+    long pid = Processes.pid(state.resolve("n1.pid")).orElseThrow();
+    ProcessHandle.of(pid).orElseThrow().destroyForcibly();
+    ProcessHandle.of(pid).ifPresent(h -> h.onExit().join());
+
+    Distribution.Result u = etcfs("umount", mp.toString());
+    assertEquals(0, u.exit(), u.toString());
+    assertTrue(u.out().contains("node n1 was not running"), u.toString());
+    assertFalse(Files.readString(Path.of("/proc/self/mountinfo")).contains(" " + mp + " "),
+        "the dead mount is still there");
+
+    long deadline = System.nanoTime() + T.toNanos();
+    Distribution.Result again = mount("--lease-ttl", "2s");
+    while (again.exit() != 0 && again.err().contains("already a member")
+        && System.nanoTime() < deadline) {
+      Thread.sleep(250);
+      again = mount("--lease-ttl", "2s");
+    }
+    assertEquals(0, again.exit(), again.toString());
+    assertEquals("committed before the kill", Files.readString(mp.resolve("kept")));
+    assertEquals(0, etcfs("umount", mp.toString()).exit());
+  }
+
+  @Test
+  void aCorruptSuperblockIsRefused() throws Exception {
+    try (var ch = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.WRITE)) {
+      ch.write(java.nio.ByteBuffer.wrap(new byte[] {0x55}), 20);
+    }
+    assertRefused(mount(), "etcfs: device " + image + " holds no etcfs filesystem: corrupt etcfs"
+        + " superblock (checksum mismatch)");
+  }
+
+  @Test
+  void aTruncatedDeviceIsRefused() throws Exception {
+    try (var ch = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.WRITE)) {
+      ch.truncate(128L << 20);
+    }
+    assertRefused(mount(), "etcfs: device " + image + " is truncated: " + (128L << 20)
+        + " bytes, its superblock says " + (256L << 20));
+  }
+
+  @Test
+  void anUndecodableRecordIsRefused(EtcdCluster cluster) throws Exception {
+    try (var store = cluster.newStore()) {
+      store.commit(new io.etcfs.spi.meta.Txn().then(io.etcfs.spi.meta.Op.put(
+          io.etcfs.spi.meta.Keys.of("/etcfs/" + fs + "/fs"), io.etcfs.spi.meta.Keys.of("garbage"))));
+    }
+    Distribution.Result r = mount();
+    assertEquals(1, r.exit(), r.toString());
+    assertEquals(1, r.errLines().size(), r.toString());
+    assertTrue(r.err().startsWith("etcfs: filesystem '" + fs + "': corrupt filesystem record"),
+        r.toString());
+    assertNothingRunning();
+  }
+
+  @Test
   void formatRefusesAnExistingFilesystem() throws Exception {
     Distribution.Result r = etcfs("format", image.toString(), "--etcd", etcd, "--name", fs);
     assertRefused(r, "etcfs: device " + image + " already holds an etcfs filesystem"

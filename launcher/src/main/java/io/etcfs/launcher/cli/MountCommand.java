@@ -91,9 +91,12 @@ final class MountCommand implements Callable<Integer> {
   }
 
   private String recordedBackend(EtcdMetaStore store) {
-    return store.get(new io.etcfs.core.format.FsKeys(name).record())
-        .map(kv -> io.etcfs.core.format.FsRecord.decode(kv.value()).lockBackend())
-        .orElse("etcd");
+    try {
+      return io.etcfs.core.format.FilesystemCheck.record(store, name)
+          .map(io.etcfs.core.format.FsRecord::lockBackend).orElse("etcd");
+    } catch (io.etcfs.core.format.FormatException e) {
+      throw new io.etcfs.launcher.UserError(e.getMessage());
+    }
   }
 
   private static String hostName() {

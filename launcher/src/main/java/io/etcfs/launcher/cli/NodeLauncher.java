@@ -143,6 +143,9 @@ final class NodeLauncher {
     // A node is small (tens of MB of heap) and its pauses are short with the serial collector;
     // unlike the CLI it keeps the optimising compiler, which its data path will need.
     cmd.add("-XX:+UseSerialGC");
+    // Names cross jnr-fuse as Strings decoded with the default charset: make it UTF-8 whatever
+    // the caller's locale, so that every UTF-8 name round-trips.
+    cmd.add("-Dfile.encoding=UTF-8");
     cmd.add("-cp");
     cmd.add(Home.nodeClassPath());
     cmd.add("io.etcfs.launcher.node.NodeMain");

@@ -62,8 +62,10 @@ final class StatusCommand implements Callable<Integer> {
     System.out.printf("backends    lock=%s  alloc=%s%n", r.lockBackend(), r.allocBackend());
     System.out.printf("arenas      %d of %s: %d claimed, %d unclaimed%n", s.arenaCount(),
         Units.human(s.arenaSize()), claimed, s.arenaCount() - claimed);
-    System.out.printf("space       %s in arenas; free space is counted by the arena allocator"
-        + " (issue #3)%n", Units.human(s.arenaCount() * s.arenaSize()));
+    long total = s.arenaCount() * s.arenaSize();
+    long used = usedBytes(store, fs, s.blockSize());
+    System.out.printf("space       %s in arenas: %s used, %s free (%d%% used)%n", Units.human(total),
+        Units.human(used), Units.human(total - used), total == 0 ? 0 : used * 100 / total);
     List<KeyValue> members = store.prefix(keys.membersPrefix(), 0).kvs();
     System.out.printf("members     %d%n", members.size());
     if (!members.isEmpty()) {
@@ -76,6 +78,20 @@ final class StatusCommand implements Callable<Integer> {
             p.getProperty("host", "?"), p.getProperty("pid", "?"), p.getProperty("mountpoint", "?"));
       }
     }
+  }
+
+  /**
+   * The bytes referenced by committed extents: the sum of the allocator's reverse map
+   * ({@code blocks/<arena>/<start>} = {@code <ino>:<length in blocks>}).
+   */
+  private static long usedBytes(EtcdMetaStore store, String fs, int blockSize) {
+    long blocks = 0;
+    for (KeyValue kv : store.prefix(io.etcfs.spi.meta.Keys.of("/etcfs/" + fs + "/blocks/"), 0)
+        .kvs()) {
+      String v = kv.valueString();
+      blocks += Long.parseLong(v.substring(v.indexOf(':') + 1).strip());
+    }
+    return blocks * blockSize;
   }
 
   private static Properties parse(KeyValue kv) {

@@ -1,0 +1,90 @@
+package io.etcfs.itests;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A local cluster started with {@code etcfs up} from the tarball, for tests that need real
+ * mounts: started once per test class, stopped with {@code etcfs down}, and its processes killed
+ * by pid whatever happened.
+ */
+final class LocalCluster implements AutoCloseable {
+  private static final Duration T = Duration.ofSeconds(240);
+  private final Path root;
+  private final Path runtime;
+  private final Path dir;
+
+  private LocalCluster(Path root) {
+    this.root = root;
+    this.runtime = root.resolve("rt");
+    this.dir = root.resolve("cluster");
+  }
+
+  static LocalCluster up(Path root, int nodes, String size) throws Exception {
+    LocalCluster c = new LocalCluster(root);
+    Files.createDirectories(c.runtime);
+    Distribution.Result r = Distribution.etcfs(c.runtime, T, "up", "--nodes",
+        Integer.toString(nodes), "--dir", c.dir.toString(), "--size", size);
+    if (r.exit() != 0) {
+      c.close();
+      throw new AssertionError("etcfs up failed: " + r);
+    }
+    return c;
+  }
+
+  Path mount(int node) {
+    return dir.resolve("mnt/node" + node);
+  }
+
+  Path dir() {
+    return dir;
+  }
+
+  Path runtime() {
+    return runtime;
+  }
+
+  Distribution.Result etcfs(String... args) throws Exception {
+    return Distribution.etcfs(runtime, T, args);
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      Distribution.etcfs(runtime, T, "down", "--dir", dir.toString());
+    } catch (Exception | AssertionError e) {
+      System.err.println("etcfs down failed: " + e);
+    } finally {
+      Processes.killAll(root);
+      for (Path mp : mounts()) {
+        unmountQuietly(mp);
+      }
+    }
+  }
+
+  private java.util.List<Path> mounts() throws IOException {
+    Path mnt = dir.resolve("mnt");
+    if (!Files.isDirectory(mnt)) {
+      return java.util.List.of();
+    }
+    try (var s = Files.list(mnt)) {
+      return s.toList();
+    }
+  }
+
+  /** A killed node can leave a dead FUSE mount; a lazy unmount clears it. */
+  static void unmountQuietly(Path mp) {
+    try {
+      String mounts = Files.readString(Path.of("/proc/self/mountinfo"));
+      if (mounts.contains(" " + mp + " ")) {
+        new ProcessBuilder("fusermount", "-uz", mp.toString()).inheritIO().start()
+            .waitFor(30, TimeUnit.SECONDS);
+      }
+    } catch (IOException | InterruptedException e) {
+      System.err.println("cannot unmount " + mp + ": " + e);
+    }
+  }
+}

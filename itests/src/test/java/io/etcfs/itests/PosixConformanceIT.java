@@ -1,0 +1,348 @@
+package io.etcfs.itests;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.Random;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * POSIX on a real etcfs mount (one node from the tarball, real etcd, real FUSE), operation by
+ * operation and errno by errno, through the tools and system calls a user would use.
+ */
+@Timeout(300)
+class PosixConformanceIT {
+  @TempDir static Path tmp;
+  static LocalCluster cluster;
+  Path d;
+
+  @BeforeAll
+  static void up() throws Exception {
+    cluster = LocalCluster.up(tmp, 1, "2G");
+    // JUnit makes its temporary directory owner-only; other users must reach the mount.
+    for (Path p = cluster.mount(1).getParent(); p.startsWith(tmp); p = p.getParent()) {
+      Files.setPosixFilePermissions(p, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+  }
+
+  @AfterAll
+  static void down() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @BeforeEach
+  void dir(TestInfo info) throws IOException {
+    d = Files.createDirectory(cluster.mount(1).resolve(info.getTestMethod().orElseThrow().getName()));
+    Files.setPosixFilePermissions(d, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+  }
+
+  @Test
+  void theMountIsEtcfs() throws Exception {
+    String mounts = Files.readString(Path.of("/proc/self/mountinfo"));
+    assertTrue(mounts.contains(" " + cluster.mount(1) + " ") && mounts.contains("fuse.etcfs"),
+        mounts);
+  }
+
+  @Test
+  void writeReadAppendTruncateExcl() throws Exception {
+    Path f = d.resolve("f");
+    Files.writeString(f, "hello");
+    assertEquals("hello", Files.readString(f));
+    Files.writeString(f, " world", StandardOpenOption.APPEND);
+    assertEquals("hello world", Files.readString(f));
+    Files.writeString(f, "x", StandardOpenOption.TRUNCATE_EXISTING);
+    assertEquals("x", Files.readString(f));
+    assertThrows(FileAlreadyExistsException.class,
+        () -> Files.writeString(f, "y", StandardOpenOption.CREATE_NEW));
+    assertThrows(NoSuchFileException.class, () -> Files.readString(d.resolve("missing")));
+  }
+
+  @Test
+  void largeFileRoundTripsAcrossManyExtents() throws Exception {
+    Path f = d.resolve("big");
+    byte[] chunk = new byte[1 << 20];
+    new Random(7).nextBytes(chunk);
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+      for (int i = 0; i < 64; i++) {
+        chunk[0] = (byte) i;
+        ch.write(ByteBuffer.wrap(chunk));
+      }
+      ch.force(true);
+    }
+    assertEquals(64L << 20, Files.size(f));
+    try (FileChannel ch = FileChannel.open(f)) {
+      ByteBuffer b = ByteBuffer.allocate(1 << 20);
+      for (int i = 0; i < 64; i++) {
+        b.clear();
+        while (b.hasRemaining() && ch.read(b) > 0) { }
+        chunk[0] = (byte) i;
+        assertArrayEquals(chunk, b.array(), "MiB " + i);
+      }
+    }
+    long blocks = Long.parseLong(Sh.run("stat", "-c", "%b", f.toString()).ok().out().strip());
+    assertEquals(64L * 2048, blocks, "st_blocks in 512-byte units");
+  }
+
+  @Test
+  void holesAndTruncatedTailsReadAsZeros() throws Exception {
+    Path f = d.resolve("sparse");
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap("end".getBytes()), 10 << 20);
+    }
+    byte[] all = Files.readAllBytes(f);
+    assertEquals((10 << 20) + 3, all.length);
+    for (int i = 0; i < 10 << 20; i++) {
+      if (all[i] != 0) {
+        throw new AssertionError("byte " + i + " of a hole is " + all[i]);
+      }
+    }
+    Path g = d.resolve("tail");
+    byte[] ones = new byte[8192];
+    java.util.Arrays.fill(ones, (byte) 1);
+    Files.write(g, ones);
+    Sh.run("truncate", "-s", "100", g.toString()).ok();
+    Sh.run("truncate", "-s", "8192", g.toString()).ok();
+    byte[] back = Files.readAllBytes(g);
+    for (int i = 100; i < 8192; i++) {
+      assertEquals(0, back[i], "stale byte at " + i + " after truncate down and up");
+    }
+  }
+
+  @Test
+  void mkdirRmdirUnlinkErrors() throws Exception {
+    Path a = Files.createDirectory(d.resolve("a"));
+    Files.writeString(a.resolve("f"), "x");
+    assertThrows(DirectoryNotEmptyException.class, () -> Files.delete(a));
+    Sh.run("rmdir", a.resolve("f").toString()).fails("Not a directory");
+    Sh.run("unlink", a.toString()).fails("Is a directory");
+    Sh.run("mkdir", a.toString()).fails("File exists");
+    Sh.run("mkdir", d.resolve("no/such").toString()).fails("No such file or directory");
+    Files.delete(a.resolve("f"));
+    Files.delete(a);
+    assertFalse(Files.exists(a));
+  }
+
+  @Test
+  void directoryLinkCounts() throws Exception {
+    Path a = Files.createDirectory(d.resolve("a"));
+    assertEquals("2", stat("%h", a));
+    Files.createDirectory(a.resolve("b"));
+    Files.createDirectory(a.resolve("c"));
+    Files.writeString(a.resolve("f"), "");
+    assertEquals("4", stat("%h", a));
+    Files.delete(a.resolve("c"));
+    assertEquals("3", stat("%h", a));
+  }
+
+  @Test
+  void renameReplacesAtomicallyAndRefusesWhatPosixRefuses() throws Exception {
+    Path x = Files.writeString(d.resolve("x"), "new");
+    Path y = Files.writeString(d.resolve("y"), "old");
+    Sh.run("mv", "-T", x.toString(), y.toString()).ok();
+    assertEquals("new", Files.readString(y));
+    assertFalse(Files.exists(x));
+
+    Path sub = Files.createDirectories(d.resolve("p/q"));
+    Path other = Files.createDirectory(d.resolve("other"));
+    // rename(2) itself, not mv, which refuses this case before asking the filesystem.
+    java.nio.file.FileSystemException into = assertThrows(java.nio.file.FileSystemException.class,
+        () -> Files.move(d.resolve("p"), sub.resolve("inside"),
+            java.nio.file.StandardCopyOption.ATOMIC_MOVE));
+    assertEquals("Invalid argument", into.getReason());
+    Path empty = Files.createDirectory(d.resolve("empty"));
+    assertEquals("ok", rename(other, empty));
+    assertTrue(Files.isDirectory(empty));
+    Path full = Files.createDirectory(d.resolve("full"));
+    Files.writeString(full.resolve("k"), "");
+    assertEquals("Directory not empty", rename(empty, full));
+    assertEquals("Is a directory", rename(y, full));
+    assertEquals("Not a directory", rename(full, y));
+    Sh.run("mv", y.toString(), sub.resolve("moved").toString()).ok();
+    assertEquals("new", Files.readString(sub.resolve("moved")));
+  }
+
+  @Test
+  void hardLinksShareTheInode() throws Exception {
+    Path f = Files.writeString(d.resolve("f"), "data");
+    Sh.run("ln", f.toString(), d.resolve("g").toString()).ok();
+    assertEquals(stat("%i", f), stat("%i", d.resolve("g")));
+    assertEquals("2", stat("%h", f));
+    Files.delete(f);
+    assertEquals("data", Files.readString(d.resolve("g")));
+    assertEquals("1", stat("%h", d.resolve("g")));
+    Path dir = Files.createDirectory(d.resolve("dir"));
+    Sh.run("ln", dir.toString(), d.resolve("dirlink").toString()).fails("hard link not allowed");
+  }
+
+  @Test
+  void symlinks() throws Exception {
+    Files.writeString(d.resolve("target"), "t");
+    Path l = Files.createSymbolicLink(d.resolve("l"), Path.of("target"));
+    assertEquals(Path.of("target"), Files.readSymbolicLink(l));
+    assertEquals("t", Files.readString(l));
+    assertEquals("6", stat("%s", l), "a symlink's size is its target's length");
+    Files.createSymbolicLink(d.resolve("dangling"), Path.of("nowhere"));
+    assertThrows(NoSuchFileException.class, () -> Files.readString(d.resolve("dangling")));
+  }
+
+  @Test
+  void chmodChownAndNanosecondTimes() throws Exception {
+    Path f = Files.writeString(d.resolve("f"), "");
+    Sh.run("chmod", "4751", f.toString()).ok();
+    assertEquals("4751", stat("%a", f));
+    Sh.run("chown", "1234:5678", f.toString()).ok();
+    assertEquals("1234:5678", stat("%u:%g", f));
+    Sh.run("touch", "-m", "-d", "2021-03-04 05:06:07.123456789 UTC", f.toString()).ok();
+    assertEquals("1614834367.123456789", stat("%.9Y", f));
+    Instant t = Instant.parse("2020-01-02T03:04:05.000000001Z");
+    Files.setAttribute(f, "lastAccessTime", FileTime.from(t));
+    assertEquals("1577934245.000000001", stat("%.9X", f));
+  }
+
+  @Test
+  void specialFiles() throws Exception {
+    Sh.run("mkfifo", d.resolve("fifo").toString()).ok();
+    assertEquals("fifo", stat("%F", d.resolve("fifo")));
+    Sh.run("mknod", d.resolve("null").toString(), "c", "1", "3").ok();
+    assertEquals("character special file 1,3", stat("%F %Hr,%Lr", d.resolve("null")));
+  }
+
+  @Test
+  void namesAreBounded() throws Exception {
+    Files.writeString(d.resolve("n".repeat(255)), "");
+    Sh.run("touch", d.resolve("n".repeat(256)).toString()).fails("File name too long");
+  }
+
+  @Test
+  void readdirListsEveryEntryOnceInPages() throws Exception {
+    Path big = Files.createDirectory(d.resolve("big"));
+    Set<String> made = new HashSet<>();
+    for (int i = 0; i < 5000; i++) {
+      made.add("file-" + i);
+      Files.createFile(big.resolve("file-" + i));
+    }
+    Set<String> seen = new HashSet<>();
+    try (Stream<Path> s = Files.list(big)) {
+      s.forEach(p -> assertTrue(seen.add(p.getFileName().toString()), "listed twice: " + p));
+    }
+    assertEquals(made, seen);
+  }
+
+  @Test
+  void xattrsInEveryNamespace() throws Exception {
+    Path f = Files.writeString(d.resolve("f"), "");
+    for (String ns : new String[] {"user", "trusted", "security"}) {
+      Sh.run("setfattr", "-n", ns + ".k", "-v", "v-" + ns, f.toString()).ok();
+      assertEquals("v-" + ns, Sh.run("getfattr", "--only-values", "-n", ns + ".k",
+          "--absolute-names", f.toString()).ok().out());
+    }
+    String all = Sh.run("getfattr", "-d", "-m", "-", "--absolute-names", f.toString()).ok().out();
+    assertTrue(all.contains("user.k=\"v-user\"") && all.contains("trusted.k=\"v-trusted\""), all);
+    Sh.run("setfattr", "-x", "user.k", f.toString()).ok();
+    Sh.run("getfattr", "-n", "user.k", f.toString()).fails("No such attribute");
+    Sh.run("setfattr", "-n", "other.k", "-v", "1", f.toString()).fails("Operation not supported");
+  }
+
+  @Test
+  void permissionsAreEnforcedForOtherUsers() throws Exception {
+    Path closed = Files.createDirectory(d.resolve("closed"));
+    Sh.run("chmod", "755", closed.toString()).ok();
+    Sh.as(Sh.NOBODY, Sh.NOBODY, "touch", closed.resolve("x").toString()).fails("Permission denied");
+    Path secret = Files.writeString(d.resolve("secret"), "s");
+    Sh.run("chmod", "600", secret.toString()).ok();
+    Sh.as(Sh.NOBODY, Sh.NOBODY, "cat", secret.toString()).fails("Permission denied");
+    Sh.as(Sh.NOBODY, Sh.NOBODY, "chmod", "777", secret.toString()).fails("Operation not permitted");
+  }
+
+  @Test
+  void stickyDirectoriesProtectOthersEntries() throws Exception {
+    Path sticky = Files.createDirectory(d.resolve("sticky"));
+    Sh.run("chmod", "1777", sticky.toString()).ok();
+    Sh.as(1001, 1001, "touch", sticky.resolve("mine").toString()).ok();
+    Sh.as(1002, 1002, "rm", "-f", sticky.resolve("mine").toString())
+        .fails("Operation not permitted");
+    Sh.as(1001, 1001, "rm", "-f", sticky.resolve("mine").toString()).ok();
+  }
+
+  @Test
+  void setgidDirectoriesPassTheirGroupOn() throws Exception {
+    Path shared = Files.createDirectory(d.resolve("shared"));
+    Sh.run("chown", "0:4321", shared.toString()).ok();
+    Sh.run("chmod", "2777", shared.toString()).ok();
+    Sh.as(1001, 1001, "touch", shared.resolve("f").toString()).ok();
+    assertEquals("4321", stat("%g", shared.resolve("f")));
+    Sh.as(1001, 1001, "mkdir", shared.resolve("sub").toString()).ok();
+    assertEquals("4321", stat("%g", shared.resolve("sub")));
+    assertTrue(stat("%A", shared.resolve("sub")).contains("s"), "subdir lost setgid");
+  }
+
+  @Test
+  void statfsReportsRealSpace() throws Exception {
+    long before = Long.parseLong(Sh.run("stat", "-f", "-c", "%a", d.toString()).ok().out().strip());
+    Path f = d.resolve("f");
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.allocate(16 << 20));
+      ch.force(true);
+    }
+    long after = Long.parseLong(Sh.run("stat", "-f", "-c", "%a", d.toString()).ok().out().strip());
+    assertTrue(before - after >= 4096, "free blocks " + before + " -> " + after);
+  }
+
+  @Test
+  void anUnlinkedOpenFileStaysReadable() throws Exception {
+    Path f = Files.writeString(d.resolve("f"), "still here");
+    try (FileChannel ch = FileChannel.open(f)) {
+      Files.delete(f);
+      ByteBuffer b = ByteBuffer.allocate(64);
+      ch.read(b, 0);
+      assertEquals("still here", new String(b.array(), 0, b.position(), StandardCharsets.UTF_8));
+    }
+    try (Stream<Path> s = Files.list(d)) {
+      assertEquals(0, s.count(), "a hidden file was left behind");
+    }
+  }
+
+  /** rename(2) itself (mv checks some cases before asking the filesystem): "ok" or strerror. */
+  private static String rename(Path from, Path to) {
+    try {
+      Files.move(from, to, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      return "ok";
+    } catch (DirectoryNotEmptyException e) {
+      return "Directory not empty";
+    } catch (java.nio.file.FileSystemException e) {
+      return e.getReason();
+    } catch (IOException e) {
+      return e.toString();
+    }
+  }
+
+  private static String stat(String format, Path p) throws Exception {
+    return Sh.run("stat", "-c", format, p.toString()).ok().out().strip();
+  }
+}
