@@ -50,8 +50,6 @@ import org.osgi.service.metatype.annotations.Designate;
 public final class FileSystemCore {
   private static final Logger LOG = Logger.getLogger(FileSystemCore.class.getName());
 
-  private final FsRecord record;
-  private final Membership membership;
   private final AtomicReference<LockService> lock = new AtomicReference<>();
   private final AtomicReference<Allocator> allocator = new AtomicReference<>();
   private final FileBlockDevice device;
@@ -68,11 +66,15 @@ public final class FileSystemCore {
       CoreConfig config, @Reference MetaStore store, @Reference Membership membership,
       BundleContext context)
       throws IOException, FormatException {
-    this.membership = membership;
-    this.record = FilesystemCheck.verify(store, config.fsName(), Path.of(config.device()));
+    FsRecord record = FilesystemCheck.verify(store, config.fsName(), Path.of(config.device()));
     this.device = FileBlockDevice.open(Path.of(config.device()));
-    this.engine = new EtcFs(store, config.fsName(), membership, allocator::get, device,
-        record.superblock().blockSize(), EtcFs.DEFAULT_BUFFER_BYTES);
+    try {
+      this.engine = new EtcFs(store, config.fsName(), membership, allocator::get, device,
+          record.superblock().blockSize(), EtcFs.DEFAULT_BUFFER_BYTES);
+    } catch (RuntimeException e) {
+      device.close();
+      throw e;
+    }
     Dictionary<String, Object> props = new Hashtable<>();
     props.put("etcfs.fsName", config.fsName());
     this.registration = context.registerService(Vfs.class, engine, props);
@@ -154,13 +156,5 @@ public final class FileSystemCore {
 
   private static String allocName(Allocator a) {
     return a == null ? "(none bound)" : a.backend();
-  }
-
-  FsRecord record() {
-    return record;
-  }
-
-  Membership membership() {
-    return membership;
   }
 }
