@@ -83,6 +83,28 @@ public final class FsKeys {
     return Keys.of(prefix + "orphans/" + hex(ino));
   }
 
+  /**
+   * Whether a watch event inserts this key into a node's cache even if it was not cached: the
+   * keys the namespace reads one at a time (inodes, entries, directory times).
+   */
+  public boolean mirrored(String key) {
+    if (!key.startsWith(prefix) || key.length() < prefix.length() + 2) {
+      return false;
+    }
+    char c = key.charAt(prefix.length());
+    return key.charAt(prefix.length() + 1) == '/' && (c == 'i' || c == 'd' || c == 'm');
+  }
+
+  /** For an entry key {@code d/<dir>/<hash>/<name>}: its directory's entry prefix; else null. */
+  public String entryScope(String key) {
+    int at = prefix.length();
+    if (key.length() < at + 20 || !key.startsWith(prefix) || key.charAt(at) != 'd'
+        || key.charAt(at + 1) != '/' || key.charAt(at + 18) != '/') {
+      return null;
+    }
+    return key.substring(0, at + 19);
+  }
+
   /** The key without the filesystem prefix, or null if it is not one of this filesystem's. */
   public String relative(String key) {
     return key.startsWith(prefix) ? key.substring(prefix.length()) : null;

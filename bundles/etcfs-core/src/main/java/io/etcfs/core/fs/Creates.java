@@ -1,6 +1,8 @@
 package io.etcfs.core.fs;
 
+import io.etcfs.core.fs.cache.MetaCache;
 import io.etcfs.core.fs.meta.Codec;
+import io.etcfs.core.fs.meta.ExtentChunks;
 import io.etcfs.core.fs.meta.Inode;
 import io.etcfs.core.fs.meta.NameHash;
 import io.etcfs.core.fs.tx.MetaTx;
@@ -11,6 +13,7 @@ import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.Optional;
 
 /** mknod, mkdir, symlink and link: each one transaction. */
@@ -47,6 +50,7 @@ final class Creates {
     Names.checkNew(name);
     long ino = ctx.inos.next();
     boolean isDir = (mode & Attr.S_IFMT) == Attr.S_IFDIR;
+    long xattrsEpoch = ctx.cache.groupEpoch(MetaCache.xattrsSlot(ino));
     return ctx.tx.run("create " + name + " in " + dir, tx -> {
       Inode parent = parent(tx, dir, isDir);
       byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
@@ -64,6 +68,12 @@ final class Creates {
       tx.put(ctx.keys.inode(ino), Codec.inode(child));
       tx.put(entry, Codec.dirent(new Codec.Dirent(ino, child.type())));
       touchDir(tx, dir, now);
+      // A new inode has no extents and no xattrs: its creator knows that without reading them.
+      tx.afterCommitAt(revision -> {
+        ctx.cache.putGroup(MetaCache.extentsSlot(ino),
+            new Extents.Snapshot(child, revision, ExtentChunks.empty()));
+        ctx.cache.primeGroup(MetaCache.xattrsSlot(ino), Map.of(), xattrsEpoch);
+      });
       if (isDir) {
         tx.put(ctx.keys.inode(dir), Codec.inode(parent.withNlink(parent.nlink() + 1)));
       }

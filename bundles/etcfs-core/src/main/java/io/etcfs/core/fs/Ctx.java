@@ -28,7 +28,7 @@ final class Ctx {
       BlockDevice device, int blockSize) {
     this.store = store;
     this.keys = keys;
-    this.cache = new MetaCache(store);
+    this.cache = new MetaCache(store, keys::mirrored, keys::entryScope);
     this.tx = new TxRunner(store, cache, membership);
     this.membership = membership;
     this.allocator = allocator;

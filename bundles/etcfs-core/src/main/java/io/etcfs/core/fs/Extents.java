@@ -35,7 +35,16 @@ final class Extents {
     this.ctx = ctx;
   }
 
+  /**
+   * The map inside a transaction: guarded by the inode's revision, which the transaction reads
+   * (and compares); the cached snapshot of that same revision is that same map.
+   */
   ExtentChunks read(MetaTx tx, long ino) throws FsException {
+    Optional<KeyValue> kv = tx.get(ctx.keys.inode(ino));
+    if (kv.isPresent() && ctx.cache.peekGroup(MetaCache.extentsSlot(ino)) instanceof Snapshot s
+        && s.revision() == kv.get().modRevision()) {
+      return s.chunks();
+    }
     byte[] p = ctx.keys.extentPrefix(ino);
     return decode(tx.range(p, Keys.prefixEnd(p), 0), ino);
   }
@@ -88,6 +97,16 @@ final class Extents {
     return new ExtentChunks(chunks);
   }
 
+  /**
+   * Writes the inode of a file whose map is {@code after} once this transaction commits, and
+   * caches the pair as of the commit's revision, so the writer's next read needs no round trip.
+   */
+  void putInode(MetaTx tx, Inode inode, ExtentChunks after) {
+    tx.put(ctx.keys.inode(inode.ino()), Codec.inode(inode));
+    tx.afterCommitAt(revision -> ctx.cache.putGroup(MetaCache.extentsSlot(inode.ino()),
+        new Snapshot(inode, revision, after)));
+  }
+
   /** Writes a change's chunk keys; returns the device extents it unmapped. */
   List<Extent> apply(MetaTx tx, long ino, ExtentChunks.Change change) {
     change.puts().forEach((k, v) -> tx.put(ctx.keys.extentChunk(ino, k), Codec.extents(v)));
@@ -115,6 +134,6 @@ final class Extents {
     }
     Allocator a = ctx.allocator();
     tx.ops(ops);
-    tx.afterCommit(() -> a.committed(referenced, released));
+    tx.afterCommitAt(revision -> a.committed(referenced, released, revision));
   }
 }

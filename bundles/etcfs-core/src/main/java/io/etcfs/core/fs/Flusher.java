@@ -1,6 +1,5 @@
 package io.etcfs.core.fs;
 
-import io.etcfs.core.fs.meta.Codec;
 import io.etcfs.core.fs.meta.ExtentChunks;
 import io.etcfs.core.fs.meta.ExtentMap;
 import io.etcfs.core.fs.meta.FileExtent;
@@ -162,8 +161,8 @@ final class Flusher {
       long size = Math.max(i.size(), Math.min(f.pendingEnd, end));
       long blocks = i.blocks() + ExtentMap.blocks(added) - ExtentMap.blocks(change.removed());
       long now = Ctx.now();
-      tx.put(ctx.keys.inode(f.ino),
-          Codec.inode(i.withSize(size, blocks).withTimes(i.atimeNs(), now, now)));
+      extents.putInode(tx, i.withSize(size, blocks).withTimes(i.atimeNs(), now, now),
+          change.after());
       extents.allocate(tx, f.ino, referenced, released);
       return null;
     });

@@ -1,6 +1,5 @@
 package io.etcfs.core.fs;
 
-import io.etcfs.core.fs.meta.Codec;
 import io.etcfs.core.fs.meta.ExtentChunks;
 import io.etcfs.core.fs.meta.ExtentMap;
 import io.etcfs.core.fs.meta.FileExtent;
@@ -116,8 +115,7 @@ final class Truncator {
     long bs = ctx.blockSize;
     long now = Ctx.now();
     if (size >= i.size()) {
-      tx.put(ctx.keys.inode(i.ino()), Codec.inode(i.withSize(size, i.blocks()).withTimes(
-          i.atimeNs(), now, now)));
+      extents.putInode(tx, i.withSize(size, i.blocks()).withTimes(i.atimeNs(), now, now), chunks);
       return Step.DONE;
     }
     long cut = (size + bs - 1) / bs;
@@ -133,8 +131,8 @@ final class Truncator {
     List<Extent> released = extents.apply(tx, i.ino(), change);
     long newSize = last ? size : Math.max(size, Math.min(i.size(), from * bs));
     long blocks = i.blocks() + ExtentMap.blocks(added) - ExtentMap.blocks(change.removed());
-    tx.put(ctx.keys.inode(i.ino()), Codec.inode(i.withSize(newSize, blocks)
-        .withTimes(i.atimeNs(), now, now)));
+    extents.putInode(tx, i.withSize(newSize, blocks).withTimes(i.atimeNs(), now, now),
+        change.after());
     extents.allocate(tx, i.ino(), cow == null ? List.of() : List.of(cow.dev()), released);
     return last ? Step.DONE : Step.STEP;
   }

@@ -48,6 +48,15 @@ public interface Allocator {
   /** The transaction carrying {@link #commitOps} succeeded: released blocks are free again. */
   void committed(List<Extent> referenced, List<Extent> released);
 
+  /**
+   * Like {@link #committed(List, List)}, with the store revision of that transaction: an
+   * allocator that follows the store through a watch can wait for the watch to reach it rather
+   * than re-read what the transaction changed.
+   */
+  default void committed(List<Extent> referenced, List<Extent> released, long revision) {
+    committed(referenced, released);
+  }
+
   /** Reserved blocks that will never be committed (a failed write, a retried transaction). */
   void abandon(List<Extent> extents);
 

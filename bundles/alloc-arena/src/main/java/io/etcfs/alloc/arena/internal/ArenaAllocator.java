@@ -42,6 +42,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     property = Allocator.BACKEND + "=" + ArenaAllocator.BACKEND_NAME)
 @Designate(ocd = ArenaAllocator.Config.class)
 public final class ArenaAllocator implements Allocator {
+  /**
+   * How long a commit waits for the reverse-map watch to show it. It normally trails the commit
+   * by well under a millisecond; past this the released arenas are re-read instead.
+   */
+  private static final long WATCH_WAIT_MS = 500;
+
   static final String PID = "io.etcfs.alloc.arena";
   static final String BACKEND_NAME = "arena";
 
@@ -171,7 +177,8 @@ public final class ArenaAllocator implements Allocator {
       ops.add(referenceOp(ino, p, byArena.get(p.arena())));
     }
     byArena.forEach((index, runs) -> addOps(ops, index,
-        ReleasePlan.plan(mirror.readUpTo(index, lastEnd(runs)), runs, ino)));
+        ReleasePlan.plan(mirror.readCovering(index, runs.runs().get(0)[0], lastEnd(runs)), runs,
+            ino)));
     return ops;
   }
 
@@ -218,6 +225,18 @@ public final class ArenaAllocator implements Allocator {
   @Override
   public void committed(List<Extent> referenced, List<Extent> released) {
     table.committed(pieces(referenced), runsByArena(released), mirror::read);
+  }
+
+  /**
+   * Once the reverse-map watch has applied the commit, the released blocks of this node's arenas
+   * are free already (the delete events freed them): nothing to re-read. Only if it has not within
+   * {@link #WATCH_WAIT_MS} are the arenas re-read as without a revision.
+   */
+  @Override
+  public void committed(List<Extent> referenced, List<Extent> released, long revision) {
+    Map<Integer, RunSet> runs = runsByArena(released);
+    boolean applied = runs.isEmpty() || mirror.awaitRevision(revision, WATCH_WAIT_MS);
+    table.committed(pieces(referenced), runs, applied ? null : mirror::read);
   }
 
   @Override

@@ -197,11 +197,13 @@ final class ArenaTable {
    */
   void committed(List<Piece> referenced, Map<Integer, RunSet> released,
       IntFunction<Snapshot> reader) {
+    // reader null: the watch has applied the commit already, and with it every release.
     locked(() -> {
       referenced.forEach(p -> arenas[p.arena()].committed(p.start(), p.end(), now()));
       released.forEach((index, runs) -> {
         Arena a = arenas[index];
-        if (a.owned() && runs.runs().stream().anyMatch(r -> a.held(r[0], r[1]))) {
+        if (reader != null && a.owned()
+            && runs.runs().stream().anyMatch(r -> a.held(r[0], r[1]))) {
           resync(a, reader);
         }
       });

@@ -37,6 +37,9 @@ final class BlocksMirror implements WatchListener {
   private final Executor executor;
   private volatile Watch watch;
   private volatile boolean closed;
+  private final Object progress = new Object();
+  /** Every change up to this revision is in the mirror. */
+  private long applied;
 
   BlocksMirror(MetaStore store, ArenaKeys keys, ArenaTable table, Executor executor) {
     this.store = store;
@@ -47,6 +50,7 @@ final class BlocksMirror implements WatchListener {
 
   void start() {
     long revision = load();
+    advance(revision);
     Watch w = store.watch(keys.blocksPrefix(), revision + 1, this);
     watch = w;
     if (closed) {
@@ -68,6 +72,53 @@ final class BlocksMirror implements WatchListener {
     return new Snapshot(parse(r.kvs()).getOrDefault(arena, new TreeMap<>()), r.revision());
   }
 
+  /**
+   * Reads the part of an arena's reverse map that can cover blocks in [{@code from}, {@code
+   * end}): from the key the mirror has at or before {@code from}, if that key still exists in the
+   * read (keys never overlap, so no earlier key reaches past it), else from the arena's start.
+   * Either way the answer comes from the store, never from the mirror alone.
+   */
+  TreeMap<Long, Ref> readCovering(int arena, long from, long end) {
+    Long floor = table.locked(() -> table.arena(arena).refs().floorKey(from));
+    if (floor != null) {
+      RangeResult r = store.range(keys.block(arena, floor), keys.block(arena, end), 0);
+      TreeMap<Long, Ref> refs = parse(r.kvs()).getOrDefault(arena, new TreeMap<>());
+      if (refs.containsKey(floor)) {
+        return refs;
+      }
+    }
+    return readUpTo(arena, end);
+  }
+
+  /** Waits until the watch has applied every change up to {@code revision}. */
+  boolean awaitRevision(long revision, long timeoutMs) {
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+    synchronized (progress) {
+      while (applied < revision) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0 || closed) {
+          return false;
+        }
+        try {
+          progress.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  private void advance(long revision) {
+    synchronized (progress) {
+      if (revision > applied) {
+        applied = revision;
+        progress.notifyAll();
+      }
+    }
+  }
+
   /** Reads the part of an arena's reverse map that can cover blocks before {@code end}. */
   TreeMap<Long, Ref> readUpTo(int arena, long end) {
     byte[] from = keys.block(arena, table.geometry.arenaStart(arena));
@@ -80,7 +131,9 @@ final class BlocksMirror implements WatchListener {
   @Override
   public void onEvents(List<WatchEvent> events) {
     List<ArenaTable.Event> parsed = new ArrayList<>();
+    long top = 0;
     for (WatchEvent e : events) {
+      top = Math.max(top, e.kv().modRevision());
       BlockKey k = keys.blockKey(e.kv().key());
       Ref ref = e.type() == WatchEvent.Type.PUT ? Ref.decode(e.kv().valueString()) : null;
       if (k != null && (ref != null || e.type() == WatchEvent.Type.DELETE)) {
@@ -89,6 +142,7 @@ final class BlocksMirror implements WatchListener {
       }
     }
     table.apply(parsed);
+    advance(top);
   }
 
   @Override

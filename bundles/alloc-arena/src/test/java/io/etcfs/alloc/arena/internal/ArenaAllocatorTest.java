@@ -157,6 +157,17 @@ class ArenaAllocatorTest {
   }
 
   @Test
+  void releasedBlocksAreFreeWhenCommittedReturnsWithOrWithoutTheRevision() throws Exception {
+    Node n = fs.node("n1");
+    Extent e = single(n.allocate(16, -1));
+    assertTrue(n.commit(5, List.of(e), List.of()));
+    assertTrue(n.commit(5, List.of(), List.of(new Extent(e.start(), 4)), true));
+    assertEquals(256 - 12, n.alloc.freeBlocks(), "freed once the watch showed the commit");
+    assertTrue(n.commit(5, List.of(), List.of(new Extent(e.start() + 4, 4)), false));
+    assertEquals(256 - 8, n.alloc.freeBlocks(), "freed by re-reading the arena");
+  }
+
+  @Test
   void releasingAcrossSeveralRecordedExtentsDeletesAndTrims() throws Exception {
     Node n = fs.node("n1");
     Extent a = single(n.allocate(4, -1));

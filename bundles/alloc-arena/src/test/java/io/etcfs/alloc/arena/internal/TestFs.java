@@ -111,11 +111,22 @@ final class TestFs implements AutoCloseable {
 
     /** Commits like the core: the allocator's ops under the generation guard. */
     boolean commit(long ino, List<Extent> referenced, List<Extent> released) {
+      return commit(ino, referenced, released, true);
+    }
+
+    /**
+     * Commits, telling the allocator the commit's revision (as the core does) or not (as an
+     * older core would: the allocator then re-reads the arenas it released blocks in).
+     */
+    boolean commit(long ino, List<Extent> referenced, List<Extent> released, boolean revision) {
       Txn txn = new Txn().when(Compare.createRevision(membership.memberKey(),
           membership.generation()));
       alloc.commitOps(ino, referenced, released).forEach(txn::then);
-      boolean ok = store.commit(txn).succeeded();
-      if (ok) {
+      var result = store.commit(txn);
+      boolean ok = result.succeeded();
+      if (ok && revision) {
+        alloc.committed(referenced, released, result.revision());
+      } else if (ok) {
         alloc.committed(referenced, released);
       } else {
         alloc.abandon(referenced);

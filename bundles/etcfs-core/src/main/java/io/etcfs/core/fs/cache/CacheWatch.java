@@ -6,6 +6,7 @@ import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.Watch;
 import io.etcfs.spi.meta.WatchEvent;
 import io.etcfs.spi.meta.WatchListener;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -15,8 +16,9 @@ import java.util.logging.Logger;
 /**
  * The one watch on the filesystem prefix that keeps {@link MetaCache} coherent with every other
  * node. On a watch failure (compaction, cancel, lost connection) the cache goes dark (serves
- * nothing, stores nothing) until a new watch runs, then starts empty: a new watch from "now" plus
- * an empty cache is a fresh read of everything, so no event can have been missed.
+ * nothing, stores nothing) until a new watch runs, then starts empty: a new watch from a revision
+ * read just before it plus an empty cache is a fresh read of everything, so no event can have
+ * been missed.
  */
 public final class CacheWatch implements WatchListener, AutoCloseable {
   private static final Logger LOG = Logger.getLogger(CacheWatch.class.getName());
@@ -54,8 +56,12 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
       if (old != null) {
         old.close();
       }
-      watch = store.watch(keys.prefix(), 0, this);
-      cache.setLive(true);
+      // The watch starts right after a revision read now, so that everything cached from here
+      // on is known to be covered by it.
+      byte[] record = keys.record();
+      long now = store.range(record, Arrays.copyOf(record, record.length + 1), 1).revision();
+      watch = store.watch(keys.prefix(), now + 1, this);
+      cache.goLive(now);
       backoffMs = 50;
     } catch (MetaStoreException e) {
       LOG.warning("cache watch not running, metadata uncached: " + e.getMessage());
@@ -66,17 +72,14 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
 
   @Override
   public void onEvents(List<WatchEvent> events) {
-    for (WatchEvent e : events) {
-      String key = e.kv().keyString();
-      cache.invalidate(key);
-      String rel = keys.relative(key);
-      if (rel != null && rel.length() >= 18 && rel.charAt(1) == '/') {
-        invalidateGroups(rel);
-      }
-    }
+    cache.apply(events, this::invalidateGroups);
   }
 
-  private void invalidateGroups(String rel) {
+  private void invalidateGroups(String key) {
+    String rel = keys.relative(key);
+    if (rel == null || rel.length() < 18 || rel.charAt(1) != '/') {
+      return;
+    }
     long ino;
     try {
       ino = Long.parseUnsignedLong(rel.substring(2, 18), 16);
@@ -93,7 +96,7 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
   @Override
   public void onError(MetaStoreException error) {
     LOG.warning("cache watch ended (" + error.getMessage() + "): dropping all cached metadata");
-    cache.setLive(false);
+    cache.goDark();
     if (!closed) {
       restarter.schedule(this::restart, 10, TimeUnit.MILLISECONDS);
     }
@@ -112,6 +115,6 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
     if (w != null) {
       w.close();
     }
-    cache.setLive(false);
+    cache.goDark();
   }
 }

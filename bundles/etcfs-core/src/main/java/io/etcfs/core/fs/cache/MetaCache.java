@@ -3,44 +3,142 @@ package io.etcfs.core.fs.cache;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.RangeResult;
+import io.etcfs.spi.meta.WatchEvent;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * This node's cache of metadata keys (inodes, entries, directory times: present or absent) and of
  * per-inode groups (extent maps, xattrs). Kept coherent by one watch on the filesystem prefix
- * ({@link CacheWatch}), never by time-outs: an event drops what it names, a watch failure drops
- * everything, and while no watch runs nothing is cached at all.
+ * ({@link CacheWatch}), never by time-outs, and versioned by etcd revisions:
  *
- * <p>A fill races with invalidation (read the old value, the event drops the key, the fill puts
- * the old value back). Each fill therefore remembers the stripe epoch before its read and stores
- * only if no invalidation of that stripe happened since; the check and the store are one atomic
- * {@code compute} on the key, and invalidation bumps the epoch before it removes.
+ * <ul>
+ *   <li>every cached key carries the store revision it is known at ({@code asOf}); a newer fact
+ *       replaces an older one, never the reverse;
+ *   <li>a watch event updates the key it names with the value it carries (for the keys the
+ *       namespace reads, {@link #mirrored}, even when not cached yet), so another node's change
+ *       costs this node no read;
+ *   <li>a fill from a read at revision R is stored only if no event of its stripe newer than R
+ *       has been applied (the event may have named a key that was not cached, which left nothing
+ *       to compare against) and no explicit invalidation of the stripe happened meanwhile;
+ *   <li>{@link #awaitRevision} lets a committer wait until the watch has applied its own commit:
+ *       from then on everything cached is at least as new as that commit, so a node reads its
+ *       own writes without reading them back, and never a mix of its new state and an older one.
+ * </ul>
+ *
+ * Groups (a whole extent map or xattr set) are dropped by any event under them and refilled on
+ * demand, with the same epoch check against a racing drop.
  */
 public final class MetaCache implements KvSource {
   private static final int STRIPES = 1024;
   /** A bound on memory, not on staleness: past it the key cache starts over. */
   private static final int MAX_KEYS = 200_000;
+  /** The largest scope (directory) read whole on a miss so that its misses need no read. */
+  static final int SCOPE_LIMIT = 1000;
+
+  private record Entry(Optional<KeyValue> kv, long asOf) {}
 
   private final MetaStore store;
-  private final Map<String, Optional<KeyValue>> keys = new ConcurrentHashMap<>();
+  private final Predicate<String> mirrored;
+  private final Function<String, String> scopeOf;
+  /** Scopes whose every key is cached: a miss under one is an authoritative absence. */
+  private final Set<String> complete = ConcurrentHashMap.newKeySet();
+  /** Scopes found too large to read whole (forgotten when the cache starts over). */
+  private final Set<String> large = ConcurrentHashMap.newKeySet();
+  /** Counts every explicit drop of cached keys; a scope is marked complete only if none raced. */
+  private long drops;
+  private final Object scopes = new Object();
+  private final Map<String, Entry> keys = new ConcurrentHashMap<>();
   private final Map<Long, Object> groups = new ConcurrentHashMap<>();
+  /** Bumped by explicit invalidations: a fill that raced one is not stored. */
   private final AtomicLongArray epochs = new AtomicLongArray(STRIPES);
+  /** The newest event revision applied per stripe: a fill older than it is not stored. */
+  private final AtomicLongArray eventRevs = new AtomicLongArray(STRIPES);
+  private final ReentrantLock progress = new ReentrantLock();
+  private final Condition advanced = progress.newCondition();
+  /** Every event up to this revision has been applied (while live). */
+  private volatile long watchRevision;
   private volatile boolean live;
 
-  public MetaCache(MetaStore store) {
+  /**
+   * @param mirrored which keys an event inserts even when they are not cached: the ones the
+   *     namespace reads one by one (inodes, entries, directory times)
+   * @param scopeOf the prefix a key belongs to for completeness (its directory's entries), or
+   *     null; every key a scope can hold must be {@code mirrored}
+   */
+  public MetaCache(MetaStore store, Predicate<String> mirrored, Function<String, String> scopeOf) {
     this.store = store;
+    this.mirrored = mirrored;
+    this.scopeOf = scopeOf;
   }
 
   @Override
   public Optional<KeyValue> get(byte[] key) {
     String k = str(key);
-    Optional<KeyValue> hit = keys.get(k);
-    return hit != null ? hit : load(key, k);
+    Entry hit = keys.get(k);
+    if (hit != null) {
+      return hit.kv;
+    }
+    String scope = scopeOf.apply(k);
+    if (scope != null && live && !large.contains(scope)) {
+      if (complete.contains(scope) || fillScope(scope)) {
+        hit = keys.get(k);
+        if (hit != null) {
+          return hit.kv;
+        }
+        if (complete.contains(scope)) {
+          return Optional.empty();
+        }
+      }
+    }
+    return load(key, k);
+  }
+
+  /**
+   * Reads a whole scope (a directory's entries) if it is small, so that later misses in it (the
+   * look-up before every create) need no read. Correct because every key of a scope is mirrored:
+   * once the watch has applied everything up to the read's revision R and the read's keys are
+   * stored as of R, any key of the scope not cached is absent, and every later change arrives as
+   * an event that inserts it.
+   */
+  private boolean fillScope(String scope) {
+    long before;
+    synchronized (scopes) {
+      before = drops;
+    }
+    byte[] from = scope.getBytes(StandardCharsets.UTF_8);
+    RangeResult r = store.range(from, io.etcfs.spi.meta.Keys.prefixEnd(from), SCOPE_LIMIT);
+    if (r.more()) {
+      large.add(scope);
+      return false;
+    }
+    if (!awaitRevision(r.revision(), 1000)) {
+      return false;
+    }
+    long asOf = r.revision();
+    for (KeyValue kv : r.kvs()) {
+      keys.compute(kv.keyString(), (kk, old) -> live && (old == null || old.asOf < asOf)
+          ? new Entry(Optional.of(kv), asOf) : old);
+    }
+    synchronized (scopes) {
+      if (drops != before || !live) {
+        return false;
+      }
+      complete.add(scope);
+    }
+    return true;
   }
 
   @Override
@@ -64,13 +162,78 @@ public final class MetaCache implements KvSource {
   }
 
   private Optional<KeyValue> load(byte[] key, String k) {
-    long e = stamp(k.hashCode());
-    Optional<KeyValue> v = store.get(key);
+    int stripe = stripe(k.hashCode());
+    long epoch = epochs.get(stripe);
+    RangeResult r = store.range(key, single(key), 1);
+    Optional<KeyValue> v = r.kvs().isEmpty() ? Optional.empty() : Optional.of(r.kvs().get(0));
     if (keys.size() > MAX_KEYS) {
-      keys.clear();
+      invalidateAll();
     }
-    keys.compute(k, (kk, old) -> current(k.hashCode(), e) ? v : old);
+    long asOf = r.revision();
+    keys.compute(k, (kk, old) -> live && epochs.get(stripe) == epoch
+        && eventRevs.get(stripe) <= asOf && (old == null || old.asOf < asOf)
+        ? new Entry(v, asOf) : old);
     return v;
+  }
+
+  /** Applies watch events, in revision order, then publishes the revision they reach. */
+  void apply(List<WatchEvent> events, Consumer<String> forGroups) {
+    long top = 0;
+    for (WatchEvent e : events) {
+      KeyValue kv = e.kv();
+      String k = kv.keyString();
+      long rev = kv.modRevision();
+      int stripe = stripe(k.hashCode());
+      eventRevs.accumulateAndGet(stripe, rev, Math::max);
+      Optional<KeyValue> v = e.type() == WatchEvent.Type.PUT ? Optional.of(kv) : Optional.empty();
+      boolean insert = mirrored.test(k);
+      keys.compute(k, (kk, old) -> old == null ? (insert && live ? new Entry(v, rev) : null)
+          : old.asOf < rev ? new Entry(v, rev) : old);
+      forGroups.accept(k);
+      top = Math.max(top, rev);
+    }
+    if (top > 0) {
+      advance(top);
+    }
+  }
+
+  private void advance(long revision) {
+    progress.lock();
+    try {
+      if (revision > watchRevision) {
+        watchRevision = revision;
+        advanced.signalAll();
+      }
+    } finally {
+      progress.unlock();
+    }
+  }
+
+  /**
+   * Waits until the watch has applied every change up to {@code revision}; false if it did not
+   * within {@code timeoutMs} or no watch runs (then the caller must invalidate what it wrote).
+   */
+  public boolean awaitRevision(long revision, long timeoutMs) {
+    if (watchRevision >= revision) {
+      return live;
+    }
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    progress.lock();
+    try {
+      while (watchRevision < revision && live) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        advanced.awaitNanos(left);
+      }
+      return live;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } finally {
+      progress.unlock();
+    }
   }
 
   /** Loads a group on a miss; a failure is thrown, never cached. */
@@ -96,14 +259,48 @@ public final class MetaCache implements KvSource {
     if (hit != null) {
       return (T) hit;
     }
-    long e = stamp(Long.hashCode(slot));
+    int stripe = stripe(Long.hashCode(slot));
+    long e = epochs.get(stripe);
     T v = loader.load();
-    groups.compute(slot, (s, old) -> current(Long.hashCode(slot), e) ? v : old);
+    groups.compute(slot, (s, old) -> live && epochs.get(stripe) == e ? v : old);
     return v;
   }
 
+  /** The cached group in a slot, or null; a caller validates it (extent maps by revision). */
+  public Object peekGroup(long slot) {
+    return live ? groups.get(slot) : null;
+  }
+
+  /**
+   * Caches a group its owner knows to be current as of a commit, for groups validated on use
+   * (an extent map carries the inode revision it belongs to).
+   */
+  public void putGroup(long slot, Object value) {
+    if (live) {
+      groups.put(slot, value);
+    }
+  }
+
+  /** The drop epoch of a group's slot, for {@link #primeGroup}. */
+  public long groupEpoch(long slot) {
+    return epochs.get(stripe(Long.hashCode(slot)));
+  }
+
+  /** Caches a group unless its slot was dropped since {@code epoch} was read. */
+  public void primeGroup(long slot, Object value, long epoch) {
+    int stripe = stripe(Long.hashCode(slot));
+    groups.compute(slot, (s, old) -> live && epochs.get(stripe) == epoch ? value : old);
+  }
+
   public void invalidate(String key) {
-    epochs.incrementAndGet(Math.floorMod(key.hashCode(), STRIPES));
+    String scope = scopeOf.apply(key);
+    synchronized (scopes) {
+      drops++;
+      if (scope != null) {
+        complete.remove(scope);
+      }
+    }
+    epochs.incrementAndGet(stripe(key.hashCode()));
     keys.remove(key);
   }
 
@@ -112,18 +309,27 @@ public final class MetaCache implements KvSource {
   }
 
   public void invalidateGroup(long slot) {
-    epochs.incrementAndGet(Math.floorMod(Long.hashCode(slot), STRIPES));
+    epochs.incrementAndGet(stripe(Long.hashCode(slot)));
     groups.remove(slot);
   }
 
   /** Drops everything keyed under {@code prefix} (a range delete names no single key). */
   public void invalidatePrefix(byte[] prefix) {
     String p = str(prefix);
+    synchronized (scopes) {
+      drops++;
+      complete.removeIf(scope -> scope.startsWith(p) || p.startsWith(scope));
+    }
     List<String> doomed = keys.keySet().stream().filter(k -> k.startsWith(p)).toList();
     doomed.forEach(this::invalidate);
   }
 
   public void invalidateAll() {
+    synchronized (scopes) {
+      drops++;
+      complete.clear();
+      large.clear();
+    }
     for (int i = 0; i < STRIPES; i++) {
       epochs.incrementAndGet(i);
     }
@@ -135,23 +341,37 @@ public final class MetaCache implements KvSource {
     return live;
   }
 
-  /** Whether a watch runs; without one nothing may be cached. */
-  void setLive(boolean value) {
-    if (!value) {
+  /** The revision up to which the watch has applied every change. */
+  public long watchRevision() {
+    return watchRevision;
+  }
+
+  /** Stops serving: without a watch nothing may be cached. Wakes every waiter. */
+  void goDark() {
+    progress.lock();
+    try {
       live = false;
       invalidateAll();
-    } else {
-      invalidateAll();
-      live = true;
+      advanced.signalAll();
+    } finally {
+      progress.unlock();
     }
   }
 
-  private long stamp(int hash) {
-    return epochs.get(Math.floorMod(hash, STRIPES));
+  /** Serves again, empty, with a watch that delivers every change after {@code revision}. */
+  void goLive(long revision) {
+    invalidateAll();
+    advance(revision);
+    live = true;
   }
 
-  private boolean current(int hash, long stamp) {
-    return live && stamp(hash) == stamp;
+  private static int stripe(int hash) {
+    return Math.floorMod(hash, STRIPES);
+  }
+
+  /** The end of a range holding exactly {@code key}. */
+  private static byte[] single(byte[] key) {
+    return Arrays.copyOf(key, key.length + 1);
   }
 
   static String str(byte[] key) {

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongConsumer;
 
 /**
  * One attempt of an optimistic metadata transaction (as in JuiceFS's meta engine): every key read
@@ -26,7 +27,7 @@ public final class MetaTx {
   private final List<Compare> guards = new ArrayList<>();
   private final Map<String, Op> writes = new LinkedHashMap<>();
   private final List<byte[]> deletedPrefixes = new ArrayList<>();
-  private final List<Runnable> afterCommit = new ArrayList<>();
+  private final List<LongConsumer> afterCommit = new ArrayList<>();
 
   MetaTx(KvSource source) {
     this.source = source;
@@ -76,6 +77,11 @@ public final class MetaTx {
 
   /** Runs after a successful commit, once (allocator bookkeeping, local state). */
   public void afterCommit(Runnable action) {
+    afterCommit.add(revision -> action.run());
+  }
+
+  /** Runs after a successful commit, once, with the commit's revision (its keys' mod revision). */
+  public void afterCommitAt(LongConsumer action) {
     afterCommit.add(action);
   }
 
@@ -110,7 +116,7 @@ public final class MetaTx {
     return deletedPrefixes;
   }
 
-  List<Runnable> afterCommitActions() {
+  List<LongConsumer> afterCommitActions() {
     return afterCommit;
   }
 

@@ -12,6 +12,7 @@ import io.etcfs.spi.vfs.FsException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.LongConsumer;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.logging.Logger;
@@ -27,6 +28,12 @@ public final class TxRunner {
   static final int MAX_TXN_OPS = 128;
   private static final Logger LOG = Logger.getLogger(TxRunner.class.getName());
   static final int MAX_ATTEMPTS = 24;
+  /**
+   * How long a commit waits for the cache watch to deliver it. The watch normally trails the
+   * commit's reply by well under a millisecond; past this the written keys are dropped from the
+   * cache instead, which costs reads but never serves a stale value.
+   */
+  private static final long WATCH_WAIT_MS = 1000;
 
   private final MetaStore store;
   private final MetaCache cache;
@@ -63,10 +70,17 @@ public final class TxRunner {
       if (!tx.hasWrites()) {
         return result;
       }
-      if (commit(what, tx)) {
-        tx.writtenKeys().forEach(cache::invalidate);
-        tx.deletedPrefixes().forEach(cache::invalidatePrefix);
-        tx.afterCommitActions().forEach(Runnable::run);
+      long revision = commit(what, tx);
+      if (revision > 0) {
+        // Read-your-writes: once the watch has applied this commit, the cache holds what it
+        // wrote (and everything older); if it cannot say so in time, forget the written keys.
+        if (!cache.awaitRevision(revision, WATCH_WAIT_MS)) {
+          tx.writtenKeys().forEach(cache::invalidate);
+          tx.deletedPrefixes().forEach(cache::invalidatePrefix);
+        }
+        for (LongConsumer action : tx.afterCommitActions()) {
+          action.accept(revision);
+        }
         return result;
       }
       checkMember(what);
@@ -76,7 +90,8 @@ public final class TxRunner {
         + " attempts");
   }
 
-  private boolean commit(String what, MetaTx tx) throws FsException {
+  /** The commit's revision, or 0 if a compare failed. */
+  private long commit(String what, MetaTx tx) throws FsException {
     List<Compare> extra = new ArrayList<>();
     extra.add(Compare.createRevision(membership.memberKey(), membership.generation()));
     for (GuardSource s : guardSources) {
@@ -89,7 +104,7 @@ public final class TxRunner {
     }
     try {
       TxnResult r = store.commit(txn);
-      return r.succeeded();
+      return r.succeeded() ? r.revision() : 0;
     } catch (MetaStoreException e) {
       if (e.kind() == MetaStoreException.Kind.TOO_LARGE
           || e.kind() == MetaStoreException.Kind.UNAUTHENTICATED) {

@@ -1,0 +1,185 @@
+package io.etcfs.core.fs.cache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.etcfs.core.format.FsKeys;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.spi.meta.RangeResult;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.testing.ForwardingMetaStore;
+import io.etcfs.testing.MemoryMetaStore;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The revision rules of the metadata cache: what it may serve without a read, and when not. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class MetaCacheTest {
+  private final FsKeys keys = new FsKeys("t");
+  private MemoryMetaStore memory;
+  private Counting store;
+  private MetaCache cache;
+  private CacheWatch watch;
+
+  @BeforeEach
+  void setUp() {
+    memory = new MemoryMetaStore();
+    store = new Counting(memory);
+    cache = new MetaCache(store, keys::mirrored, keys::entryScope);
+    watch = new CacheWatch(store, keys, cache);
+    watch.start();
+    assertTrue(watch.running());
+  }
+
+  @AfterEach
+  void tearDown() {
+    watch.close();
+    memory.close();
+  }
+
+  @Test
+  void anotherWritersChangeReplacesTheCachedValueWithoutARead() {
+    byte[] k = keys.inode(7);
+    awaitApplied(put(k, "one"));
+    assertEquals("one", value(cache.get(k)));
+    int reads = store.reads.get();
+    awaitApplied(put(k, "two"));
+    assertEquals("two", value(cache.get(k)));
+    assertEquals(reads, store.reads.get(), "a watched change costs no read");
+  }
+
+  @Test
+  void aCommittedKeyIsServedFromTheWatchWithoutAReadBack() {
+    byte[] k = keys.inode(8);
+    awaitApplied(put(k, "new"));
+    assertEquals("new", value(cache.get(k)));
+    assertEquals(0, store.reads.get(), "inodes are mirrored from events even when never read");
+  }
+
+  @Test
+  void aSmallDirectoryIsReadWholeOnceAndItsMissesNeedNoRead() {
+    awaitApplied(put(keys.dirent(1, 10, "a"), "x"));
+    awaitApplied(put(keys.dirent(1, 11, "b"), "x"));
+    cache.invalidateAll(); // start cold: nothing known about directory 1
+
+    assertTrue(cache.get(keys.dirent(1, 12, "missing")).isEmpty());
+    assertEquals(1, store.reads.get(), "one range of the whole directory");
+    assertTrue(cache.get(keys.dirent(1, 10, "a")).isPresent());
+    assertTrue(cache.get(keys.dirent(1, 13, "other")).isEmpty());
+    assertEquals(1, store.reads.get(), "hits and misses in a complete directory are free");
+
+    awaitApplied(put(keys.dirent(1, 13, "other"), "x"));
+    assertTrue(cache.get(keys.dirent(1, 13, "other")).isPresent(), "another node's create");
+    awaitApplied(delete(keys.dirent(1, 10, "a")));
+    assertTrue(cache.get(keys.dirent(1, 10, "a")).isEmpty(), "another node's unlink");
+    assertEquals(1, store.reads.get());
+  }
+
+  @Test
+  void aDroppedEntryMakesItsDirectoryIncompleteAgain() {
+    assertTrue(cache.get(keys.dirent(2, 1, "x")).isEmpty());
+    int reads = store.reads.get();
+    cache.invalidate(keys.dirent(2, 5, "y"));
+    assertTrue(cache.get(keys.dirent(2, 1, "x")).isEmpty());
+    assertTrue(store.reads.get() > reads, "after a drop a miss is read again");
+  }
+
+  @Test
+  void aLargeDirectoryIsNotReadWhole() {
+    for (int i = 0; i <= MetaCache.SCOPE_LIMIT; i++) {
+      memory.commit(new Txn().then(Op.put(keys.dirent(3, i, "n" + i), bytes("x"))));
+    }
+    awaitApplied(memory.revision());
+    cache.invalidateAll();
+    assertTrue(cache.get(keys.dirent(3, 5000, "missing")).isEmpty());
+    int reads = store.reads.get();
+    assertTrue(cache.get(keys.dirent(3, 5001, "missing2")).isEmpty());
+    assertEquals(reads + 1, store.reads.get(), "misses in a large directory are single reads");
+  }
+
+  @Test
+  void aFillOlderThanAnAppliedEventIsNotStored() {
+    byte[] k = keys.inode(9);
+    awaitApplied(put(k, "old"));
+    cache.invalidateAll();
+    // Between the fill's read and its store, the key is deleted and the event applied.
+    store.afterRange = () -> {
+      store.afterRange = null;
+      awaitApplied(delete(k));
+    };
+    assertEquals("old", value(cache.get(k)), "the read itself saw the old value");
+    int reads = store.reads.get();
+    assertTrue(cache.get(k).isEmpty(), "the delete wins over the older fill");
+    assertEquals(reads, store.reads.get());
+  }
+
+  @Test
+  void aDarkCacheServesNothingAndWakesWaiters() {
+    byte[] k = keys.inode(10);
+    awaitApplied(put(k, "v"));
+    cache.goDark();
+    int reads = store.reads.get();
+    cache.get(k);
+    cache.get(k);
+    assertEquals(reads + 2, store.reads.get(), "no watch, no cache");
+    assertFalse(cache.awaitRevision(Long.MAX_VALUE, 10_000), "a dark cache never says caught up");
+  }
+
+  private void awaitApplied(long revision) {
+    assertTrue(cache.awaitRevision(revision, 10_000), "the watch reached " + revision);
+  }
+
+  private long put(byte[] key, String value) {
+    return memory.commit(new Txn().then(Op.put(key, bytes(value)))).revision();
+  }
+
+  private long delete(byte[] key) {
+    return memory.commit(new Txn().then(Op.delete(key))).revision();
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static String value(Optional<KeyValue> kv) {
+    return kv.map(KeyValue::valueString).orElse(null);
+  }
+
+  /** Counts reads, and can run something between a range read and its return. */
+  private static final class Counting extends ForwardingMetaStore {
+    final AtomicInteger reads = new AtomicInteger();
+    volatile Runnable afterRange;
+
+    Counting(MetaStore delegate) {
+      super(delegate);
+    }
+
+    @Override
+    public Optional<KeyValue> get(byte[] key) {
+      reads.incrementAndGet();
+      return delegate.get(key);
+    }
+
+    @Override
+    public RangeResult range(byte[] from, byte[] to, int limit) {
+      RangeResult r = delegate.range(from, to, limit);
+      if (!new String(from, StandardCharsets.UTF_8).equals("/etcfs/t/fs")) {
+        reads.incrementAndGet();
+      }
+      Runnable hook = afterRange;
+      if (hook != null) {
+        hook.run();
+      }
+      return r;
+    }
+  }
+}
