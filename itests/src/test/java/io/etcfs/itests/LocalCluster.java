@@ -24,9 +24,15 @@ final class LocalCluster implements AutoCloseable {
   }
 
   static LocalCluster up(Path root, int nodes, String size) throws Exception {
+    return up(root, nodes, size, java.util.Map.of());
+  }
+
+  /** As {@link #up(Path, int, String)}, with extra environment for the CLI (and its nodes). */
+  static LocalCluster up(Path root, int nodes, String size, java.util.Map<String, String> env)
+      throws Exception {
     LocalCluster c = new LocalCluster(root);
     Files.createDirectories(c.runtime);
-    Distribution.Result r = Distribution.etcfs(c.runtime, T, "up", "--nodes",
+    Distribution.Result r = Distribution.etcfs(c.runtime, T, env, "up", "--nodes",
         Integer.toString(nodes), "--dir", c.dir.toString(), "--size", size);
     if (r.exit() != 0) {
       c.close();

@@ -146,6 +146,11 @@ final class NodeLauncher {
     // Names cross jnr-fuse as Strings decoded with the default charset: make it UTF-8 whatever
     // the caller's locale, so that every UTF-8 name round-trips.
     cmd.add("-Dfile.encoding=UTF-8");
+    // Extra JVM options for node processes (heap size, diagnostics), after ours so they win.
+    String extra = System.getenv("ETCFS_NODE_JAVA_OPTS");
+    if (extra != null && !extra.isBlank()) {
+      cmd.addAll(List.of(extra.trim().split("\\s+")));
+    }
     cmd.add("-cp");
     cmd.add(Home.nodeClassPath());
     cmd.add("io.etcfs.launcher.node.NodeMain");
