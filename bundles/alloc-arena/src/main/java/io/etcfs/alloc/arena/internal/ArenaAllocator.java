@@ -9,9 +9,12 @@ import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.Op;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedSet;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -173,9 +176,7 @@ public final class ArenaAllocator implements Allocator {
         table.checkReserved(p, ino);
       }
     });
-    for (Piece p : coalesce(pieces)) {
-      ops.add(referenceOp(ino, p, byArena.get(p.arena())));
-    }
+    ops.addAll(referenceOps(ino, coalesce(pieces), byArena));
     byArena.forEach((index, runs) -> addOps(ops, index,
         ReleasePlan.plan(mirror.readCovering(index, runs.runs().get(0)[0], lastEnd(runs)), runs,
             ino)));
@@ -183,27 +184,42 @@ public final class ArenaAllocator implements Allocator {
   }
 
   /**
-   * The put recording {@code p}: where the inode's recorded extent ends exactly where {@code p}
-   * starts, that key grows instead of a new one being added, so a file written sequentially in
-   * many commits keeps one reverse-map key per contiguous run — and releasing it later costs a
-   * few operations, not one per commit (etcd allows 128 per transaction). The candidate comes
-   * from the mirror but its value from the store: keys of one inode change only in commits that
-   * also rewrite (and compare) that inode, so the value read stays true until this commit.
+   * The puts recording {@code merged}: where the inode's recorded extent ends exactly where a
+   * piece starts, that key grows instead of a new one being added, so a file written sequentially
+   * in many commits keeps one reverse-map key per contiguous run — and releasing it later costs a
+   * few operations, not one per commit (etcd allows 128 per transaction). The candidates come
+   * from the mirror but their values from the store, all of one arena in one read where they lie
+   * close together: keys of one inode change only in commits that also rewrite (and compare) that
+   * inode, so the values read stay true until this commit.
    */
-  private Op referenceOp(long ino, Piece p, RunSet releasedHere) {
-    Map.Entry<Long, Ref> before = table.locked(
-        () -> table.arena(p.arena()).refs().floorEntry(p.start() - 1));
-    if (before != null && before.getValue().ino() == ino
-        && before.getKey() + before.getValue().length() == p.start()
-        && (releasedHere == null
-            || releasedHere.intersect(before.getKey(), p.start()).isEmpty())) {
-      Ref stored = store.get(keys.block(p.arena(), before.getKey()))
-          .map(kv -> Ref.decode(kv.valueString())).orElse(null);
-      if (stored != null && stored.ino() == ino && before.getKey() + stored.length() == p.start()) {
-        return put(p.arena(), before.getKey(), new Ref(ino, stored.length() + p.length()));
+  private List<Op> referenceOps(long ino, List<Piece> merged, Map<Integer, RunSet> released) {
+    Map<Piece, Long> proposed = new HashMap<>();
+    Map<Integer, SortedSet<Long>> byArena = new TreeMap<>();
+    table.locked(() -> {
+      for (Piece p : merged) {
+        Map.Entry<Long, Ref> before = table.arena(p.arena()).refs().floorEntry(p.start() - 1);
+        RunSet gone = released.get(p.arena());
+        if (before != null && before.getValue().ino() == ino
+            && before.getKey() + before.getValue().length() == p.start()
+            && (gone == null || gone.intersect(before.getKey(), p.start()).isEmpty())) {
+          proposed.put(p, before.getKey());
+          byArena.computeIfAbsent(p.arena(), a -> new TreeSet<>()).add(before.getKey());
+        }
+      }
+    });
+    Map<Integer, Map<Long, Ref>> stored = new HashMap<>();
+    byArena.forEach((arena, starts) -> stored.put(arena, mirror.readKeys(arena, starts)));
+    List<Op> ops = new ArrayList<>();
+    for (Piece p : merged) {
+      Long k = proposed.get(p);
+      Ref ref = k == null ? null : stored.get(p.arena()).get(k);
+      if (ref != null && ref.ino() == ino && k + ref.length() == p.start()) {
+        ops.add(put(p.arena(), k, new Ref(ino, ref.length() + p.length())));
+      } else {
+        ops.add(put(p.arena(), p.start(), new Ref(ino, p.length())));
       }
     }
-    return put(p.arena(), p.start(), new Ref(ino, p.length()));
+    return ops;
   }
 
   /** Adjacent pieces of one arena become one. */
@@ -228,14 +244,16 @@ public final class ArenaAllocator implements Allocator {
   }
 
   /**
-   * Once the reverse-map watch has applied the commit, the released blocks of this node's arenas
-   * are free already (the delete events freed them): nothing to re-read. Only if it has not within
-   * {@link #WATCH_WAIT_MS} are the arenas re-read as without a revision.
+   * Returns once the reverse-map watch has applied the commit: the released blocks of this node's
+   * arenas are free already (the delete events freed them), so nothing is re-read, and the mirror
+   * shows the recorded extents, so the next commit of the same file can grow their keys. Only if
+   * the watch has not within {@link #WATCH_WAIT_MS} are the arenas re-read as without a revision.
    */
   @Override
   public void committed(List<Extent> referenced, List<Extent> released, long revision) {
     Map<Integer, RunSet> runs = runsByArena(released);
-    boolean applied = runs.isEmpty() || mirror.awaitRevision(revision, WATCH_WAIT_MS);
+    boolean applied = (runs.isEmpty() && referenced.isEmpty())
+        || mirror.awaitRevision(revision, WATCH_WAIT_MS);
     table.committed(pieces(referenced), runs, applied ? null : mirror::read);
   }
 

@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.concurrent.Executor;
 
@@ -88,6 +89,32 @@ final class BlocksMirror implements WatchListener {
       }
     }
     return readUpTo(arena, end);
+  }
+
+  /**
+   * The stored values of the keys at {@code starts} (those that exist): one read of the span
+   * between them when it holds few other keys, else one read per key.
+   */
+  Map<Long, Ref> readKeys(int arena, SortedSet<Long> starts) {
+    Map<Long, Ref> out = new HashMap<>();
+    if (starts.size() > 1) {
+      int limit = Math.max(64, 8 * starts.size());
+      RangeResult r = store.range(keys.block(arena, starts.first()),
+          keys.block(arena, starts.last() + 1), limit);
+      if (!r.more()) {
+        TreeMap<Long, Ref> refs = parse(r.kvs()).getOrDefault(arena, new TreeMap<>());
+        starts.forEach(s -> {
+          if (refs.containsKey(s)) {
+            out.put(s, refs.get(s));
+          }
+        });
+        return out;
+      }
+    }
+    for (long s : starts) {
+      store.get(keys.block(arena, s)).ifPresent(kv -> out.put(s, Ref.decode(kv.valueString())));
+    }
+    return out;
   }
 
   /** Waits until the watch has applied every change up to {@code revision}. */

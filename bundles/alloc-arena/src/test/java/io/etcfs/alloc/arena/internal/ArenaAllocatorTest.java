@@ -168,6 +168,21 @@ class ArenaAllocatorTest {
   }
 
   @Test
+  void commitsThatContinueRecordedExtentsGrowTheirKeys() throws Exception {
+    Node n = fs.node("n1");
+    long s = single(n.allocate(8, -1)).start();
+    assertTrue(n.commit(5, List.of(new Extent(s, 2), new Extent(s + 4, 2)), List.of()));
+    // One commit continuing both recorded extents: both keys grow (their values read at once).
+    assertTrue(n.commit(5, List.of(new Extent(s + 2, 1), new Extent(s + 6, 1)), List.of()));
+    assertEquals(Map.of(s, new Ref(5, 3), s + 4, new Ref(5, 3)),
+        fs.reverseMap().values().iterator().next());
+    // Another inode's blocks right after a key never grow it.
+    assertTrue(n.commit(6, List.of(new Extent(s + 3, 1)), List.of()));
+    assertEquals(Map.of(s, new Ref(5, 3), s + 3, new Ref(6, 1), s + 4, new Ref(5, 3)),
+        fs.reverseMap().values().iterator().next());
+  }
+
+  @Test
   void releasingAcrossSeveralRecordedExtentsDeletesAndTrims() throws Exception {
     Node n = fs.node("n1");
     Extent a = single(n.allocate(4, -1));
