@@ -20,9 +20,12 @@ import io.etcfs.spi.meta.Txn;
 import io.etcfs.spi.meta.TxnResult;
 import io.etcfs.spi.meta.Watch;
 import io.etcfs.spi.meta.WatchEvent;
+import io.etcfs.spi.meta.WatchListener;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -229,6 +232,35 @@ public abstract class MetaStoreContract {
     while (store().get(key("k")).isPresent()) {
       assertTrue(System.nanoTime() < deadline, "the leased key outlived its lease");
       Thread.sleep(100);
+    }
+  }
+
+  @Test
+  void aProgressNoticeCoversChangesOutsideTheWatchedPrefix() throws Exception {
+    BlockingQueue<Long> progress = new LinkedBlockingQueue<>();
+    WatchListener listener = new WatchListener() {
+      @Override
+      public void onEvents(List<WatchEvent> events) {}
+
+      @Override
+      public void onError(MetaStoreException error) {}
+
+      @Override
+      public void onProgress(long revision) {
+        progress.add(revision);
+      }
+    };
+    try (Watch w = store().watch(key("quiet/"), 0, listener)) {
+      long elsewhere = store().commit(new Txn().then(Op.put(key("loud"), Keys.of("x"))))
+          .revision();
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      long seen = 0;
+      while (seen < elsewhere && System.nanoTime() < deadline) {
+        w.requestProgress();
+        Long r = progress.poll(100, TimeUnit.MILLISECONDS);
+        seen = r == null ? seen : Math.max(seen, r);
+      }
+      assertTrue(seen >= elsewhere, "progress " + seen + " never reached " + elsewhere);
     }
   }
 

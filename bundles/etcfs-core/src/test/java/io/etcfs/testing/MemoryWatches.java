@@ -22,6 +22,8 @@ final class MemoryWatches {
   private final List<Batch> history = new ArrayList<>();
   private final List<Watcher> watchers = new ArrayList<>();
   private long compactedRevision;
+  /** The revision of the last change published: every change up to it is queued for delivery. */
+  private long latest;
 
   /** The events of one revision. */
   private record Batch(long revision, List<WatchEvent> events) {}
@@ -40,6 +42,14 @@ final class MemoryWatches {
       byte[] key = kv.key();
       return key.length >= prefix.length
           && Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
+    }
+
+    @Override
+    public void requestProgress() {
+      synchronized (MemoryWatches.this) {
+        long at = latest;
+        deliver(this, () -> listener.onProgress(at));
+      }
     }
 
     @Override
@@ -79,6 +89,7 @@ final class MemoryWatches {
   }
 
   synchronized void publish(long revision, List<WatchEvent> events) {
+    latest = Math.max(latest, revision);
     if (events.isEmpty()) {
       return;
     }

@@ -57,7 +57,14 @@ final class EtcdWatch implements Watch, Listener {
 
   @Override
   public void onNext(WatchResponse response) {
-    if (ended.get() || response.getEvents().isEmpty()) {
+    if (ended.get()) {
+      return;
+    }
+    if (response.getEvents().isEmpty()) {
+      if (response.isProgressNotify()) {
+        long revision = response.getHeader().getRevision();
+        deliver(() -> listener.onProgress(revision));
+      }
       return;
     }
     List<WatchEvent> events =
@@ -107,6 +114,17 @@ final class EtcdWatch implements Watch, Listener {
       } catch (RuntimeException e) {
         LOG.log(System.Logger.Level.WARNING, "a watch listener on '" + prefix + "' failed", e);
       }
+    }
+  }
+
+  @Override
+  public void requestProgress() {
+    Watcher current = watcher;
+    if (current != null && !ended.get()) {
+      EtcdMetaStore.withBundleLoader(() -> {
+        current.requestProgress();
+        return null;
+      });
     }
   }
 

@@ -1,4 +1,4 @@
-package io.etcfs.fencing.internal;
+package io.etcfs.spi.lease;
 
 import java.util.function.LongSupplier;
 
@@ -9,23 +9,23 @@ import java.util.function.LongSupplier;
  * believes in more lease than etcd gave it. Once passed it stays passed, even if a late
  * acknowledgement arrives, because by then another node may already act on the expiry.
  */
-final class Deadline {
+public final class Deadline {
   private final LongSupplier clock;
   private long at;
   private boolean expired;
 
-  Deadline(LongSupplier clock, long at) {
+  public Deadline(LongSupplier clock, long at) {
     this.clock = clock;
     this.at = at;
   }
 
   /** Reads the clock this deadline runs on, in nanoseconds. */
-  long now() {
+  public long now() {
     return clock.getAsLong();
   }
 
   /** The deadline in nanoseconds of {@link #now()}. */
-  synchronized long at() {
+  public synchronized long at() {
     return at;
   }
 
@@ -33,7 +33,7 @@ final class Deadline {
    * Records a renewal sent at {@code sentAt} and acknowledged with {@code ttlNanos}; false if the
    * deadline had already passed, in which case nothing changes.
    */
-  synchronized boolean extend(long sentAt, long ttlNanos) {
+  public synchronized boolean extend(long sentAt, long ttlNanos) {
     if (expired()) {
       return false;
     }
@@ -42,14 +42,14 @@ final class Deadline {
   }
 
   /** True once the deadline has passed or {@link #expire()} was called; never false again. */
-  synchronized boolean expired() {
+  public synchronized boolean expired() {
     if (!expired && now() - at >= 0) {
       expired = true;
     }
     return expired;
   }
 
-  synchronized void expire() {
+  public synchronized void expire() {
     expired = true;
   }
 }

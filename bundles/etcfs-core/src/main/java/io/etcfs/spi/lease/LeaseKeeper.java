@@ -1,4 +1,4 @@
-package io.etcfs.fencing.internal;
+package io.etcfs.spi.lease;
 
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.MetaStoreException;
@@ -22,7 +22,7 @@ import java.util.function.Consumer;
  * what is left of the lease, and the lapse must be reported when the deadline passes, not when a
  * stuck call finally returns.
  */
-final class LeaseKeeper {
+public final class LeaseKeeper {
   private static final Logger LOG = System.getLogger(LeaseKeeper.class.getName());
   private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
   private static final Duration STOP_WAIT = Duration.ofSeconds(5);
@@ -38,7 +38,7 @@ final class LeaseKeeper {
   private boolean failing;
   private String lapseReason = "no keep-alive was acknowledged before the lease deadline";
 
-  LeaseKeeper(
+  public LeaseKeeper(
       MetaStore store,
       long lease,
       Duration ttl,
@@ -54,12 +54,12 @@ final class LeaseKeeper {
     this.thread = daemon(this::run, name);
   }
 
-  void start() {
+  public void start() {
     thread.start();
   }
 
   /** Stops renewing; the lease then lives out its TTL unless the caller revokes it. */
-  void stop() {
+  public void stop() {
     stopping = true;
     thread.interrupt();
     try {

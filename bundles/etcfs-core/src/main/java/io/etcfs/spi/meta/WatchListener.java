@@ -15,4 +15,10 @@ public interface WatchListener {
    * cache fed by the watch must re-list and start a new watch, never keep serving its entries.
    */
   void onError(MetaStoreException error);
+
+  /**
+   * Every change up to {@code revision} under this watch has been delivered (the answer to
+   * {@link Watch#requestProgress}).
+   */
+  default void onProgress(long revision) {}
 }

@@ -1,4 +1,4 @@
-package io.etcfs.fencing.internal;
+package io.etcfs.spi.lease;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

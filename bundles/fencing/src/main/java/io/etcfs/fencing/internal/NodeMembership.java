@@ -1,6 +1,8 @@
 package io.etcfs.fencing.internal;
 
 import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.lease.Deadline;
+import io.etcfs.spi.lease.LeaseKeeper;
 import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;

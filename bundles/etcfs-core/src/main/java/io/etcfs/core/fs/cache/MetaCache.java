@@ -70,6 +70,9 @@ public final class MetaCache implements KvSource {
   private final Condition advanced = progress.newCondition();
   /** Every event up to this revision has been applied (while live). */
   private volatile long watchRevision;
+  /** A progress notice asked for but unanswered is asked again after this long. */
+  private static final long PROGRESS_RETRY_MS = 100;
+  private volatile Runnable progressRequester = () -> { };
   private volatile boolean live;
 
   /**
@@ -197,6 +200,16 @@ public final class MetaCache implements KvSource {
     }
   }
 
+  /** The watch has delivered everything up to {@code revision} (a progress notice). */
+  void progressed(long revision) {
+    advance(revision);
+  }
+
+  /** How a waiter asks the watch for a progress notice (set by {@link CacheWatch}). */
+  void setProgressRequester(Runnable requester) {
+    this.progressRequester = requester;
+  }
+
   private void advance(long revision) {
     progress.lock();
     try {
@@ -220,12 +233,19 @@ public final class MetaCache implements KvSource {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     progress.lock();
     try {
+      long nextAsk = System.nanoTime();
       while (watchRevision < revision && live) {
-        long left = deadline - System.nanoTime();
+        long now = System.nanoTime();
+        long left = deadline - now;
         if (left <= 0) {
           return false;
         }
-        advanced.awaitNanos(left);
+        if (now - nextAsk >= 0) {
+          // Nothing this node watches may change up to that revision: ask the store to say so.
+          progressRequester.run();
+          nextAsk = now + TimeUnit.MILLISECONDS.toNanos(PROGRESS_RETRY_MS);
+        }
+        advanced.awaitNanos(Math.min(left, nextAsk - now));
       }
       return live;
     } catch (InterruptedException e) {
