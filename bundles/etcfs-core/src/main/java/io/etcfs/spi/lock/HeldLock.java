@@ -13,5 +13,9 @@ package io.etcfs.spi.lock;
  * @param mode the mode held
  * @param fencingToken strictly increasing per inode across holders; compared by guarded commits
  * @param sessionId the lock session the lock is held under
+ * @param grantRevision a store revision at which the grant was observed: everything the previous
+ *     holders committed is at or before it, so a holder that reads through a watch-fed cache
+ *     waits for the cache to reach it before trusting what it reads
  */
-public record HeldLock(long inode, LockMode mode, long fencingToken, long sessionId) {}
+public record HeldLock(
+    long inode, LockMode mode, long fencingToken, long sessionId, long grantRevision) {}

@@ -1,6 +1,8 @@
 package io.etcfs.spi.lock;
 
+import io.etcfs.spi.meta.Compare;
 import java.time.Duration;
+import java.util.List;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
@@ -14,8 +16,11 @@ import org.osgi.annotation.versioning.ProviderType;
  *   <li>Conflicting locks are never held at once by live sessions.
  *   <li>Waiters are served fairly: a stream of shared requests does not starve an exclusive one.
  *   <li>{@link #acquire} returns a fencing token that increases with every new holder.
- *   <li>A holder keeps a lock after {@link #release}-free use until another node asks for it,
- *       and is told through the {@link RecallHandler}.
+ *   <li>A holder keeps a lock after use until another node asks for it (lock caching), and is
+ *       told through the {@link RecallHandler}, no sooner than a minimum hold time after the
+ *       grant (so two writers do not ping-pong the lock on every write).
+ *   <li>Acquiring a lock this node already holds in the same or a stronger mode costs nothing.
+ *   <li>A lock held by a dead node is free for others within one session TTL.
  * </ul>
  */
 @ProviderType
@@ -36,8 +41,18 @@ public interface LockService {
    */
   HeldLock acquire(long inode, LockMode mode, Duration timeout) throws LockTimeoutException;
 
-  /** Gives a lock back. Releasing a lock no longer held (its session lapsed) is not an error. */
+  /**
+   * Gives a lock back at once (a recall handler calls this when it has flushed). Releasing a
+   * lock no longer held (its session lapsed, it was released already) is not an error.
+   */
   void release(HeldLock lock);
+
+  /**
+   * The compares that hold in the metadata store exactly while {@code lock} is held: every
+   * metadata commit made under the lock carries them, so a holder whose session lapsed (paused,
+   * cut off) cannot commit anything after another node took the lock.
+   */
+  List<Compare> guards(HeldLock lock);
 
   /** Where recalls for this node's locks are delivered. One handler; a new one replaces it. */
   void setRecallHandler(RecallHandler handler);

@@ -4,23 +4,58 @@ import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.lock.LockSession;
+import io.etcfs.spi.lock.LockTimeoutException;
 import io.etcfs.spi.lock.RecallHandler;
+import io.etcfs.spi.meta.Compare;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.MetaStoreException;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.spi.meta.RangeResult;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.spi.meta.TxnResult;
+import io.etcfs.spi.meta.Watch;
+import io.etcfs.spi.meta.WatchEvent;
+import io.etcfs.spi.meta.WatchListener;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
- * Inode locks held in etcd under a short lock-session lease. This stage registers the backend
- * so the core can select it and the configuration is checked; the lock algorithm itself (a
- * lease-backed session, lock keys whose create revision is the fencing token, recall through
- * watches) is issue #4.
+ * Inode locks held in etcd under a short lock-session lease.
+ *
+ * <p>A lock is a key {@code locks/<ino>/<lease>} put under this node's session lease, valued
+ * {@code "S <node>"} or {@code "X <node>"}. Keys of one inode queue in create-revision order:
+ * an exclusive request is granted when no key precedes it, a shared one when only shared keys
+ * precede it — first come, first served, so a stream of readers cannot starve a writer. The key's
+ * create revision is the fencing token; {@link #guards} compares it, so a commit made under a
+ * lock that has since gone (session lapsed, lock released) is rejected by etcd.
+ *
+ * <p>One watch on {@code locks/} serves both sides: a waiter re-reads its inode's queue when it
+ * changes, and a holder that sees a conflicting key queued behind its own is recalled — no
+ * sooner than the minimum hold time after its grant — and releases once its recall handler has
+ * flushed. Held locks stay cached after use until recalled, or until idle for a while.
  */
 @Component(
     service = LockService.class,
@@ -28,15 +63,15 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     configurationPolicy = ConfigurationPolicy.REQUIRE,
     property = LockService.BACKEND + "=" + EtcdLockService.BACKEND_NAME)
 @Designate(ocd = EtcdLockService.Config.class)
-public final class EtcdLockService implements LockService {
+public final class EtcdLockService implements LockService, WatchListener {
   static final String PID = "io.etcfs.lock.etcd";
   static final String BACKEND_NAME = "etcd";
-  static final String NOT_YET = "inode locks on etcd are built in issue #4 (lock-etcd)";
+  private static final Logger LOG = System.getLogger(EtcdLockService.class.getName());
 
   @ObjectClassDefinition(
       name = "etcfs lock backend: etcd",
       description = "Inode locks held in etcd under a short lock-session lease.")
-  @interface Config {
+  public @interface Config {
     @AttributeDefinition(description = "The filesystem's name: the first element of its keys.")
     String fsName();
 
@@ -46,13 +81,49 @@ public final class EtcdLockService implements LockService {
     @AttributeDefinition(
         description = "TTL of the lock-session lease; bounds the takeover of a dead node's locks.")
     int sessionTtlSeconds() default 2;
+
+    @AttributeDefinition(
+        description = "A lock is recalled no sooner than this after it was granted.")
+    int minHoldMillis() default 50;
+
+    @AttributeDefinition(description = "A cached lock unused for this long is given back.")
+    int idleReleaseSeconds() default 30;
+  }
+
+  /** One lock this node holds. */
+  private static final class Held {
+    final HeldLock lock;
+    final Session session;
+    final long grantedAt = System.nanoTime();
+    volatile long lastUsed = System.nanoTime();
+    volatile boolean recalling;
+    /** The recall was delivered: the lock is on its way out and never handed out again. */
+    volatile boolean releasing;
+
+    Held(HeldLock lock, Session session) {
+      this.lock = lock;
+      this.session = session;
+    }
   }
 
   private final MetaStore store;
   private final String fsName;
   private final String nodeName;
   private final Duration sessionTtl;
+  private final long minHoldNanos;
+  private final long idleNanos;
+  private final String prefix;
+  private final Map<Long, Held> held = new ConcurrentHashMap<>();
+  private final Map<Long, Object> acquiring = new ConcurrentHashMap<>();
+  private final Map<Long, AtomicLong> versions = new ConcurrentHashMap<>();
+  private final Object changed = new Object();
+  private final ScheduledExecutorService timer;
+  private final ExecutorService recalls;
+  private final AtomicLong recallsServed = new AtomicLong();
   private volatile RecallHandler recallHandler;
+  private volatile Session session;
+  private volatile Watch watch;
+  private volatile boolean closed;
 
   @Activate
   public EtcdLockService(@Reference(name = "metaStore") MetaStore store, Config config) {
@@ -60,6 +131,18 @@ public final class EtcdLockService implements LockService {
     this.fsName = required("fsName", config.fsName());
     this.nodeName = required("nodeName", config.nodeName());
     this.sessionTtl = sessionTtl(config.sessionTtlSeconds());
+    if (config.minHoldMillis() < 0 || config.idleReleaseSeconds() < 1) {
+      throw new IllegalArgumentException(PID + ": minHoldMillis must be at least 0 and"
+          + " idleReleaseSeconds at least 1");
+    }
+    this.minHoldNanos = TimeUnit.MILLISECONDS.toNanos(config.minHoldMillis());
+    this.idleNanos = TimeUnit.SECONDS.toNanos(config.idleReleaseSeconds());
+    this.prefix = "/etcfs/" + fsName + "/locks/";
+    this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "etcfs-locks-timer"));
+    this.recalls = Executors.newCachedThreadPool(r -> daemon(r, "etcfs-locks-recall"));
+    startWatch();
+    long check = Math.max(1, idleNanos / 4);
+    timer.scheduleWithFixedDelay(this::releaseIdle, check, check, TimeUnit.NANOSECONDS);
   }
 
   @Override
@@ -69,17 +152,181 @@ public final class EtcdLockService implements LockService {
 
   @Override
   public LockSession session() {
-    throw new UnsupportedOperationException(NOT_YET);
+    synchronized (this) {
+      Session s = session;
+      if (s == null || s.isExpired()) {
+        checkOpen();
+        s = Session.open(store, sessionTtl, "etcfs-locks-" + nodeName, this::sessionEnded);
+        session = s;
+      }
+      return s;
+    }
   }
 
   @Override
-  public HeldLock acquire(long inode, LockMode mode, Duration timeout) {
-    throw new UnsupportedOperationException(NOT_YET);
+  public HeldLock acquire(long inode, LockMode mode, Duration timeout)
+      throws LockTimeoutException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Object gate = acquiring.computeIfAbsent(inode, i -> new Object());
+    synchronized (gate) {
+      while (true) {
+        checkOpen();
+        Session s = (Session) session();
+        Held h = held.get(inode);
+        if (h != null && h.releasing) {
+          awaitGone(h, deadline);
+          continue;
+        }
+        if (h != null && h.session == s && !s.isExpired()) {
+          if (h.lock.mode() == LockMode.EXCLUSIVE || mode == LockMode.SHARED) {
+            h.lastUsed = System.nanoTime();
+            return h.lock;
+          }
+          release(h.lock); // an upgrade queues again, behind whoever is waiting
+        }
+        HeldLock granted = queueAndWait(s, inode, mode, deadline);
+        if (granted != null) {
+          return granted;
+        }
+        // The session ended while waiting: start over under a new one.
+      }
+    }
+  }
+
+  /** Puts this session's key for {@code inode} and waits for the grant; null if the key went. */
+  private HeldLock queueAndWait(Session s, long inode, LockMode mode, long deadline)
+      throws LockTimeoutException {
+    byte[] key = key(inode, s.lease);
+    byte[] value = (code(mode) + " " + nodeName).getBytes(StandardCharsets.UTF_8);
+    // A key left by an earlier request of this session (its withdrawal failed) is replaced, so
+    // that every request queues at the back.
+    TxnResult put = store.commit(new Txn()
+        .when(Compare.absent(key))
+        .then(Op.put(key, value, s.lease))
+        .otherwise(Op.delete(key)));
+    if (!put.succeeded()) {
+      put = store.commit(new Txn().when(Compare.absent(key)).then(Op.put(key, value, s.lease)));
+      if (!put.succeeded()) {
+        throw new IllegalStateException("lock key " + str(key) + " keeps coming back");
+      }
+    }
+    long token = put.revision();
+    while (true) {
+      long version = version(inode).get();
+      RangeResult queue = store.prefix(inodePrefix(inode), 0);
+      List<KeyValue> keys = new ArrayList<>(queue.kvs());
+      keys.sort(Comparator.comparingLong(KeyValue::createRevision));
+      KeyValue mine = keys.stream().filter(kv -> kv.keyString().equals(str(key)))
+          .findFirst().orElse(null);
+      if (mine == null || s.isExpired()) {
+        return null;
+      }
+      if (granted(keys, mine, mode)) {
+        HeldLock lock = new HeldLock(inode, mode, mine.createRevision(), s.lease,
+            queue.revision());
+        Held h = new Held(lock, s);
+        held.put(inode, h);
+        recallIfWanted(h, keys);
+        return lock;
+      }
+      if (!awaitChange(inode, version, deadline)) {
+        abandon(key, token);
+        throw new LockTimeoutException("lock " + mode + " on inode " + Long.toHexString(inode)
+            + " not granted in time (held by " + holders(keys, mine) + ")");
+      }
+    }
+  }
+
+  /** Waits until a lock being recalled has been given back (its handler is flushing). */
+  private void awaitGone(Held h, long deadline) throws LockTimeoutException {
+    synchronized (changed) {
+      while (held.get(h.lock.inode()) == h) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0 || closed) {
+          throw new LockTimeoutException("lock on inode " + Long.toHexString(h.lock.inode())
+              + " is still being given back");
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(changed, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new LockTimeoutException("interrupted");
+        }
+      }
+    }
+  }
+
+  private static boolean granted(List<KeyValue> queue, KeyValue mine, LockMode mode) {
+    for (KeyValue kv : queue) {
+      if (kv.createRevision() >= mine.createRevision()) {
+        return true;
+      }
+      if (mode == LockMode.EXCLUSIVE || mode(kv) == LockMode.EXCLUSIVE) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static String holders(List<KeyValue> queue, KeyValue mine) {
+    List<String> ahead = new ArrayList<>();
+    for (KeyValue kv : queue) {
+      if (kv.createRevision() < mine.createRevision()) {
+        ahead.add(kv.valueString());
+      }
+    }
+    return String.join(", ", ahead);
+  }
+
+  private boolean awaitChange(long inode, long version, long deadline) {
+    synchronized (changed) {
+      while (version(inode).get() == version) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0 || closed) {
+          return false;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(changed, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  /** Gives up a place in the queue (a timed-out request), unless it was granted meanwhile. */
+  private void abandon(byte[] key, long token) {
+    try {
+      store.commit(new Txn().when(Compare.createRevision(key, token)).then(Op.delete(key)));
+    } catch (MetaStoreException e) {
+      LOG.log(Level.WARNING, "could not withdraw lock request {0}: {1}", str(key),
+          e.getMessage());
+    }
   }
 
   @Override
   public void release(HeldLock lock) {
-    throw new UnsupportedOperationException(NOT_YET);
+    Held h = held.get(lock.inode());
+    if (h == null || !h.lock.equals(lock) || !held.remove(lock.inode(), h)) {
+      return;
+    }
+    wakeAll();
+    byte[] key = key(lock.inode(), lock.sessionId());
+    try {
+      store.commit(new Txn().when(Compare.createRevision(key, lock.fencingToken()))
+          .then(Op.delete(key)));
+    } catch (MetaStoreException e) {
+      // The key goes with the session's lease at the latest.
+      LOG.log(Level.WARNING, "could not release lock {0}: {1}", str(key), e.getMessage());
+    }
+  }
+
+  @Override
+  public List<Compare> guards(HeldLock lock) {
+    return List.of(Compare.createRevision(key(lock.inode(), lock.sessionId()),
+        lock.fencingToken()));
   }
 
   @Override
@@ -87,17 +334,228 @@ public final class EtcdLockService implements LockService {
     recallHandler = Objects.requireNonNull(handler, "handler");
   }
 
-  RecallHandler recallHandler() {
-    return recallHandler;
+  /** Locks held now, for the shell. */
+  public List<HeldLock> heldLocks() {
+    return held.values().stream().map(h -> h.lock).toList();
+  }
+
+  public long recallsServed() {
+    return recallsServed.get();
+  }
+
+  // ---- the watch: waiters and recalls ----
+
+  private void startWatch() {
+    if (closed) {
+      return;
+    }
+    try {
+      byte[] p = Keys.of(prefix);
+      long now = store.prefix(p, 1).revision();
+      watch = store.watch(p, now + 1, this);
+      // Whatever happened while no watch ran: every waiter reads its queue again, and every
+      // holder looks for conflicting requests queued behind it.
+      wakeAll();
+      for (Held h : held.values()) {
+        RangeResult queue = store.prefix(inodePrefix(h.lock.inode()), 0);
+        recallIfWanted(h, queue.kvs());
+      }
+    } catch (MetaStoreException e) {
+      LOG.log(Level.WARNING, "lock watch not running ({0}); retrying", e.getMessage());
+      timer.schedule(this::startWatch, 200, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  @Override
+  public void onEvents(List<WatchEvent> events) {
+    for (WatchEvent e : events) {
+      String k = e.kv().keyString();
+      if (!k.startsWith(prefix)) {
+        continue;
+      }
+      int slash = k.indexOf('/', prefix.length());
+      if (slash < 0) {
+        continue;
+      }
+      long inode;
+      long lease;
+      try {
+        inode = Long.parseUnsignedLong(k.substring(prefix.length(), slash), 16);
+        lease = Long.parseUnsignedLong(k.substring(slash + 1), 16);
+      } catch (NumberFormatException bad) {
+        continue;
+      }
+      version(inode).incrementAndGet();
+      Held h = held.get(inode);
+      if (h == null) {
+        continue;
+      }
+      if (lease == h.lock.sessionId()) {
+        if (e.type() == WatchEvent.Type.DELETE && held.remove(inode, h)) {
+          LOG.log(Level.WARNING, "lock on inode {0} vanished (its session lease ended)",
+              Long.toHexString(inode));
+        }
+      } else if (e.type() == WatchEvent.Type.PUT
+          && e.kv().createRevision() > h.lock.fencingToken()
+          && mode(e.kv()).conflictsWith(h.lock.mode())) {
+        recall(h, mode(e.kv()));
+      }
+    }
+    wakeAll();
+  }
+
+  @Override
+  public void onError(MetaStoreException error) {
+    if (!closed) {
+      LOG.log(Level.WARNING, "lock watch ended ({0}); restarting", error.getMessage());
+      timer.schedule(this::startWatch, 50, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  private void recallIfWanted(Held h, List<KeyValue> queue) {
+    for (KeyValue kv : queue) {
+      if (kv.createRevision() > h.lock.fencingToken()
+          && mode(kv).conflictsWith(h.lock.mode())) {
+        recall(h, mode(kv));
+        return;
+      }
+    }
+  }
+
+  /** Delivers a recall once, after the minimum hold time. */
+  private void recall(Held h, LockMode wanted) {
+    if (h.recalling) {
+      return;
+    }
+    h.recalling = true;
+    long delay = Math.max(0, h.grantedAt + minHoldNanos - System.nanoTime());
+    timer.schedule(() -> recalls.execute(() -> deliver(h, wanted)), delay, TimeUnit.NANOSECONDS);
+  }
+
+  private void deliver(Held h, LockMode wanted) {
+    if (held.get(h.lock.inode()) != h) {
+      return; // released meanwhile: a recall for a lock no longer held is nothing to do
+    }
+    RecallHandler handler = recallHandler;
+    h.releasing = true;
+    try {
+      if (handler != null) {
+        handler.recall(h.lock, wanted);
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.ERROR, "recall handler failed for inode " + Long.toHexString(h.lock.inode())
+          + "; releasing the lock anyway", e);
+    } finally {
+      recallsServed.incrementAndGet();
+      release(h.lock);
+    }
+  }
+
+  private void releaseIdle() {
+    long now = System.nanoTime();
+    for (Held h : held.values()) {
+      if (now - h.lastUsed > idleNanos) {
+        recall(h, LockMode.EXCLUSIVE);
+      }
+    }
+  }
+
+  private void sessionEnded(Session s, String reason) {
+    LOG.log(Level.WARNING, "lock session {0} of {1} ended: {2}", Long.toHexString(s.lease),
+        nodeName, reason);
+    held.values().removeIf(h -> h.session == s);
+    wakeAll();
+  }
+
+  private void wakeAll() {
+    synchronized (changed) {
+      changed.notifyAll();
+    }
+  }
+
+  @Deactivate
+  void deactivate() {
+    closed = true;
+    Watch w = watch;
+    if (w != null) {
+      w.close();
+    }
+    wakeAll();
+    timer.shutdownNow();
+    recalls.shutdownNow();
+    Session s = session;
+    if (s != null) {
+      s.close(); // revoking the lease deletes every lock key at once
+    }
+    held.clear();
+  }
+
+  /** Stops as a crashed node would: nothing released, the session's lease left to run out. */
+  void halt() {
+    closed = true;
+    Watch w = watch;
+    if (w != null) {
+      w.close();
+    }
+    wakeAll();
+    timer.shutdownNow();
+    recalls.shutdownNow();
+    Session s = session;
+    if (s != null) {
+      s.halt();
+    }
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new IllegalStateException("the etcd lock service of " + nodeName + " is stopped");
+    }
+  }
+
+  // ---- keys ----
+
+  private byte[] inodePrefix(long inode) {
+    return Keys.of(prefix + hex(inode) + "/");
+  }
+
+  private byte[] key(long inode, long lease) {
+    return Keys.of(prefix + hex(inode) + "/" + hex(lease));
+  }
+
+  private AtomicLong version(long inode) {
+    return versions.computeIfAbsent(inode, i -> new AtomicLong());
+  }
+
+  private static String code(LockMode mode) {
+    return mode == LockMode.EXCLUSIVE ? "X" : "S";
+  }
+
+  private static LockMode mode(KeyValue kv) {
+    return kv.valueString().startsWith("S") ? LockMode.SHARED : LockMode.EXCLUSIVE;
+  }
+
+  private static String hex(long v) {
+    String s = Long.toHexString(v);
+    return "0".repeat(16 - s.length()) + s;
+  }
+
+  private static String str(byte[] key) {
+    return new String(key, StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public String toString() {
+    return "etcd locks of " + fsName + " for " + nodeName + " on " + store.describe();
   }
 
   Duration sessionTtl() {
     return sessionTtl;
   }
 
-  @Override
-  public String toString() {
-    return "etcd locks of " + fsName + " for " + nodeName + " on " + store.describe();
+  private static Thread daemon(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    return t;
   }
 
   private static String required(String name, String value) {

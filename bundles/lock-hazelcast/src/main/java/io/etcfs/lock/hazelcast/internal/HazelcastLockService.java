@@ -5,6 +5,7 @@ import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.lock.LockSession;
 import io.etcfs.spi.lock.RecallHandler;
+import io.etcfs.spi.meta.Compare;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -89,6 +90,11 @@ public final class HazelcastLockService implements LockService {
 
   @Override
   public void release(HeldLock lock) {
+    throw new UnsupportedOperationException(NOT_YET);
+  }
+
+  @Override
+  public List<Compare> guards(HeldLock lock) {
     throw new UnsupportedOperationException(NOT_YET);
   }
 
