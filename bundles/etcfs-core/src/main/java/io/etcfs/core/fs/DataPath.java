@@ -2,6 +2,8 @@ package io.etcfs.core.fs;
 
 import io.etcfs.core.fs.meta.ExtentMap;
 import io.etcfs.core.fs.meta.FileExtent;
+import io.etcfs.spi.lock.HeldLock;
+import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import java.io.IOException;
@@ -21,12 +23,14 @@ final class DataPath {
   private final Extents extents;
   private final MemoryBudget budget;
   private final Flusher flusher;
+  private final InodeLocks locks;
 
-  DataPath(Ctx ctx, Extents extents, MemoryBudget budget, Flusher flusher) {
+  DataPath(Ctx ctx, Extents extents, MemoryBudget budget, Flusher flusher, InodeLocks locks) {
     this.ctx = ctx;
     this.extents = extents;
     this.budget = budget;
     this.flusher = flusher;
+    this.locks = locks;
   }
 
   /** The size this node sees: committed, or further if buffered writes reach past it. */
@@ -34,9 +38,23 @@ final class DataPath {
     return Math.max(extents.snapshot(f.ino).inode().size(), f.pendingEnd);
   }
 
+  /** Reads under a shared (or this node's exclusive) lock: nobody else has unflushed writes. */
   int read(FileData f, ByteBuffer dst, long off) throws FsException {
-    f.lock.lock();
-    try {
+    while (true) {
+      HeldLock lock = locks.hold(f.ino, LockMode.SHARED);
+      f.lock.lock();
+      try {
+        if (locks.isCurrent(f.ino, lock)) {
+          return readLocked(f, dst, off);
+        }
+      } finally {
+        f.lock.unlock();
+      }
+    }
+  }
+
+  private int readLocked(FileData f, ByteBuffer dst, long off) throws FsException {
+    {
       Extents.Snapshot s = extents.snapshot(f.ino);
       long size = Math.max(s.inode().size(), f.pendingEnd);
       if (off >= size || !dst.hasRemaining()) {
@@ -49,8 +67,6 @@ final class DataPath {
         pos += readRun(f, list, dst, pos, off + n);
       }
       return n;
-    } finally {
-      f.lock.unlock();
     }
   }
 
@@ -102,9 +118,24 @@ final class DataPath {
     }
   }
 
+  /** Writes under this node's exclusive lock, so appends from many nodes land one after another. */
   int write(FileData f, ByteBuffer src, long off, boolean append) throws FsException {
-    f.lock.lock();
-    try {
+    while (true) {
+      HeldLock lock = locks.hold(f.ino, LockMode.EXCLUSIVE);
+      f.lock.lock();
+      try {
+        if (locks.isCurrent(f.ino, lock)) {
+          return writeLocked(f, src, off, append);
+        }
+      } finally {
+        f.lock.unlock();
+      }
+    }
+  }
+
+  private int writeLocked(FileData f, ByteBuffer src, long off, boolean append)
+      throws FsException {
+    {
       long at = append ? size(f) : off;
       int n = src.remaining();
       if (at < 0 || at + n > MAX_FILE) {
@@ -121,8 +152,6 @@ final class DataPath {
       copyIn(f, src, at, n);
       f.pendingEnd = Math.max(f.pendingEnd, at + n);
       return n;
-    } finally {
-      f.lock.unlock();
     }
   }
 

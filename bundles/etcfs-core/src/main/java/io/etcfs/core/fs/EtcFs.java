@@ -4,6 +4,7 @@ import io.etcfs.core.format.FsKeys;
 import io.etcfs.core.fs.cache.CacheWatch;
 import io.etcfs.core.fs.tx.GuardSource;
 import io.etcfs.spi.alloc.Allocator;
+import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.blockdev.BlockDevice;
 import io.etcfs.spi.fencing.Membership;
 import io.etcfs.spi.meta.MetaStore;
@@ -38,6 +39,9 @@ public final class EtcFs implements Vfs, AutoCloseable {
   private final Xattrs xattrs;
   private final Truncator truncator;
   private final Files files;
+  private final InodeLocks locks;
+  /** The xattr that publishes a file: {@code setfattr -n user.etcfs.publish FILE}. */
+  public static final String PUBLISH = "user.etcfs.publish";
 
   /**
    * Starts the engine: its cache watch runs from here on.
@@ -45,14 +49,17 @@ public final class EtcFs implements Vfs, AutoCloseable {
    * @param allocator the allocator bound right now (asked on every use: it can be swapped live)
    */
   public EtcFs(MetaStore store, String fsName, Membership membership,
-      Supplier<Allocator> allocator, BlockDevice device, int blockSize, long bufferBytes) {
+      Supplier<Allocator> allocator, Supplier<LockService> lockService, BlockDevice device,
+      int blockSize, long bufferBytes) {
     this.ctx = new Ctx(store, new FsKeys(fsName), membership, allocator, device, blockSize);
     this.watch = new CacheWatch(store, ctx.keys, ctx.cache);
     Extents extents = new Extents(ctx);
     OpenFiles open = new OpenFiles();
     MemoryBudget budget = new MemoryBudget(bufferBytes);
     Purger purger = new Purger(ctx, extents);
-    Flusher flusher = new Flusher(ctx, extents, budget);
+    this.locks = new InodeLocks(ctx, lockService, open);
+    Flusher flusher = new Flusher(ctx, extents, budget, locks);
+    locks.setFlusher(flusher);
     this.lookups = new Lookups(ctx);
     this.dirs = new DirReader(ctx, lookups);
     this.creates = new Creates(ctx);
@@ -60,8 +67,8 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.renames = new Renames(ctx, creates, removes);
     this.attrs = new AttrChanges(ctx);
     this.xattrs = new Xattrs(ctx, lookups);
-    this.truncator = new Truncator(ctx, extents, flusher, open, budget);
-    DataPath data = new DataPath(ctx, extents, budget, flusher);
+    this.truncator = new Truncator(ctx, extents, flusher, open, budget, locks);
+    DataPath data = new DataPath(ctx, extents, budget, flusher, locks);
     this.files = new Files(ctx, lookups, creates, open, data, flusher, truncator, purger, budget);
     watch.start();
   }
@@ -182,6 +189,12 @@ public final class EtcFs implements Vfs, AutoCloseable {
   @Override
   public void setxattr(long ino, String name, byte[] value, int flags, Caller caller)
       throws FsException {
+    if (name.equals(PUBLISH)) {
+      // Not stored: flushes the file and lets go of its lock now, so a reader elsewhere pays
+      // no recall round trip.
+      Calls.run(ctx, "publish " + ino, () -> locks.publish(ino));
+      return;
+    }
     Calls.run(ctx, "setxattr " + name, () -> xattrs.set(ino, name, value, flags, caller));
   }
 

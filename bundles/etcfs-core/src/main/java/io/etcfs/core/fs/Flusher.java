@@ -41,17 +41,28 @@ final class Flusher {
   private final Ctx ctx;
   private final Extents extents;
   private final MemoryBudget budget;
+  private final InodeLocks locks;
 
-  Flusher(Ctx ctx, Extents extents, MemoryBudget budget) {
+  Flusher(Ctx ctx, Extents extents, MemoryBudget budget, InodeLocks locks) {
     this.ctx = ctx;
     this.extents = extents;
     this.budget = budget;
+    this.locks = locks;
   }
 
   /** Commits everything buffered for {@code f}; the caller holds its lock. */
   void flush(FileData f) throws FsException {
     if (f.dirty.isEmpty()) {
       return;
+    }
+    try {
+      locks.guards(f.ino);
+    } catch (FsException e) {
+      // Invariant 4: without its exclusive lock this node writes nothing more for the file.
+      budget.give((long) f.dirty.size() * ctx.blockSize);
+      f.dirty.clear();
+      f.pendingEnd = -1;
+      throw e;
     }
     Extents.Snapshot s = extents.snapshot(f.ino);
     Allocator a = ctx.allocator();
@@ -155,6 +166,7 @@ final class Flusher {
     List<Extent> referenced = batch.stream().map(Piece::dev).toList();
     long end = added.get(added.size() - 1).fileEnd() * ctx.blockSize;
     ctx.tx.run("commit data of inode " + f.ino, tx -> {
+      locks.guards(f.ino).forEach(tx::guard);
       Inode i = Records.inode(tx.get(ctx.keys.inode(f.ino)), f.ino);
       ExtentChunks.Change change = extents.read(tx, f.ino).overwrite(added);
       List<Extent> released = extents.apply(tx, f.ino, change);

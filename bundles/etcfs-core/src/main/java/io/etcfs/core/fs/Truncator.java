@@ -8,6 +8,8 @@ import io.etcfs.core.fs.tx.OutcomeUnknownException;
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.alloc.Extent;
 import io.etcfs.spi.alloc.NoSpaceException;
+import io.etcfs.spi.lock.HeldLock;
+import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
@@ -32,8 +34,11 @@ final class Truncator {
   private final Flusher flusher;
   private final OpenFiles open;
   private final MemoryBudget budget;
+  private final InodeLocks locks;
 
-  Truncator(Ctx ctx, Extents extents, Flusher flusher, OpenFiles open, MemoryBudget budget) {
+  Truncator(Ctx ctx, Extents extents, Flusher flusher, OpenFiles open, MemoryBudget budget,
+      InodeLocks locks) {
+    this.locks = locks;
     this.ctx = ctx;
     this.extents = extents;
     this.flusher = flusher;
@@ -45,18 +50,34 @@ final class Truncator {
     if (size < 0) {
       throw new FsException(Errno.EINVAL, "negative size");
     }
-    FileData f = open.get(ino);
-    if (f == null) {
-      shrinkOrGrow(ino, size);
-      return;
+    while (true) {
+      HeldLock lock = locks.hold(ino, LockMode.EXCLUSIVE);
+      FileData f = open.get(ino);
+      if (f == null) {
+        if (locks.isCurrent(ino, lock)) {
+          shrinkOrGrow(ino, size);
+          return;
+        }
+        continue;
+      }
+      f.lock.lock();
+      try {
+        if (!locks.isCurrent(ino, lock)) {
+          continue; // recalled between the two: ask again
+        }
+        truncateOpen(f, ino, size);
+        return;
+      } finally {
+        f.lock.unlock();
+      }
     }
-    f.lock.lock();
-    try {
+  }
+
+  private void truncateOpen(FileData f, long ino, long size) throws FsException {
+    {
       dropBuffered(f, size);
       flusher.flush(f);
       shrinkOrGrow(ino, size);
-    } finally {
-      f.lock.unlock();
     }
   }
 
@@ -88,6 +109,7 @@ final class Truncator {
       Step step;
       try {
         step = ctx.tx.run("truncate " + ino, tx -> {
+          locks.guards(ino).forEach(tx::guard);
           Optional<KeyValue> kv = tx.get(ctx.keys.inode(ino));
           Inode i = Records.inode(kv, ino);
           if (cow != null && kv.get().modRevision() != s.revision()) {

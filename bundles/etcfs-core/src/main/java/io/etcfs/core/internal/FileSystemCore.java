@@ -69,7 +69,7 @@ public final class FileSystemCore {
     FsRecord record = FilesystemCheck.verify(store, config.fsName(), Path.of(config.device()));
     this.device = FileBlockDevice.open(Path.of(config.device()));
     try {
-      this.engine = new EtcFs(store, config.fsName(), membership, allocator::get, device,
+      this.engine = new EtcFs(store, config.fsName(), membership, allocator::get, lock::get, device,
           record.superblock().blockSize(), EtcFs.DEFAULT_BUFFER_BYTES);
     } catch (RuntimeException e) {
       device.close();

@@ -7,6 +7,7 @@ import io.etcfs.spi.fencing.Membership;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Txn;
+import io.etcfs.testing.LocalLockService;
 import io.etcfs.testing.MemoryMetaStore;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
@@ -22,6 +23,7 @@ final class FsFixture implements AutoCloseable {
   final FsKeys keys = new FsKeys(FS);
   final FileBlockDevice device;
   final BitmapAllocator allocator;
+  final LocalLockService.Table locks = new LocalLockService.Table();
 
   FsFixture(Path dir, long dataBytes) throws Exception {
     Path image = dir.resolve("device.img");
@@ -47,7 +49,9 @@ final class FsFixture implements AutoCloseable {
       this.name = name;
       store.commit(new Txn().then(Op.put(keys.member(name), Keys.of("test"))));
       this.generation = store.get(keys.member(name)).orElseThrow().createRevision();
-      this.fs = new EtcFs(via, FS, this, () -> allocator, device, 4096, buffer);
+      LocalLockService lockService = new LocalLockService(locks, store, name);
+      this.fs = new EtcFs(via, FS, this, () -> allocator, () -> lockService, device, 4096,
+          buffer);
     }
 
     @Override

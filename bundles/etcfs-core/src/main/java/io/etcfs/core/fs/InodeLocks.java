@@ -1,0 +1,195 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.spi.lock.HeldLock;
+import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.lock.LockService;
+import io.etcfs.spi.lock.LockSession;
+import io.etcfs.spi.lock.LockTimeoutException;
+import io.etcfs.spi.lock.RecallHandler;
+import io.etcfs.spi.meta.Compare;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * This node's side of the cluster's inode locks (strict coherence, DESIGN "Coherence"): file data
+ * is read under a shared lock and written under an exclusive one. Locks stay cached after use
+ * until another node asks; then the recall flushes and commits what was written under the lock
+ * and lets go. Every data commit compares the exclusive lock's fencing token, so a node whose
+ * lock session lapsed commits nothing.
+ *
+ * <p>Order: a caller takes the cluster lock first and the file's local lock second; the recall
+ * takes the local lock (waiting for calls in progress) before it flushes and releases. A caller
+ * that finds its lock recalled between the two asks again.
+ */
+final class InodeLocks implements RecallHandler {
+  private static final Logger LOG = Logger.getLogger(InodeLocks.class.getName());
+  /**
+   * How long a read or write waits for a lock. libfuse 2 gives no interrupt, so a callback that
+   * never returned would leave its caller unkillable; past this the call fails with EIO.
+   */
+  static final Duration WAIT = Duration.ofSeconds(30);
+  /** How long a new holder waits for its cache to show what the previous holders committed. */
+  private static final long CATCH_UP_MS = 5000;
+
+  private final Ctx ctx;
+  private final Supplier<LockService> service;
+  private final OpenFiles open;
+  private final Map<Long, HeldLock> current = new ConcurrentHashMap<>();
+  /** The last lock let go per inode: a caller that obtained it just before must not use it. */
+  private final Map<Long, HeldLock> lastGone = new ConcurrentHashMap<>();
+  private volatile Flusher flusher;
+  private volatile LockService attached;
+  private volatile LockSession watched;
+
+  InodeLocks(Ctx ctx, Supplier<LockService> service, OpenFiles open) {
+    this.ctx = ctx;
+    this.service = service;
+    this.open = open;
+  }
+
+  void setFlusher(Flusher flusher) {
+    this.flusher = flusher;
+  }
+
+  /** Holds {@code ino} in at least {@code mode}, waiting at most {@link #WAIT}. */
+  HeldLock hold(long ino, LockMode mode) throws FsException {
+    LockService s = service();
+    HeldLock lock;
+    HeldLock before;
+    while (true) {
+      try {
+        lock = s.acquire(ino, mode, WAIT);
+      } catch (LockTimeoutException e) {
+        throw new FsException(Errno.EIO, e.getMessage());
+      } catch (UnsupportedOperationException e) {
+        throw new FsException(Errno.ENOSYS, "lock backend " + s.backend() + ": "
+            + e.getMessage());
+      }
+      before = current.put(ino, lock);
+      // letGo records the lock before it forgets it: seen here, it was let go meanwhile.
+      if (lock.equals(lastGone.get(ino))) {
+        current.remove(ino, lock);
+        Thread.onSpinWait();
+        continue;
+      }
+      if (before != lock) {
+        lastGone.remove(ino); // a newer grant: the old lock can no longer be handed out
+      }
+      break;
+    }
+    if (before != lock && !ctx.cache.awaitRevision(lock.grantRevision(), CATCH_UP_MS)) {
+      // The cache cannot say it is that new: forget this inode so it is read afresh.
+      ctx.cache.invalidate(ctx.keys.inode(ino));
+      ctx.cache.invalidateGroup(io.etcfs.core.fs.cache.MetaCache.extentsSlot(ino));
+    }
+    watch(s);
+    return lock;
+  }
+
+  /** Whether {@code lock} is still this node's lock on {@code ino} (not recalled meanwhile). */
+  boolean isCurrent(long ino, HeldLock lock) {
+    return current.get(ino) == lock;
+  }
+
+  /**
+   * The compares a commit of {@code ino}'s data carries: its exclusive lock's. Fails with EIO if
+   * this node no longer holds that lock provably: what it buffered can no longer be committed.
+   */
+  List<Compare> guards(long ino) throws FsException {
+    HeldLock lock = current.get(ino);
+    LockService s = attached;
+    if (lock == null || lock.mode() != LockMode.EXCLUSIVE || s == null) {
+      throw new FsException(Errno.EIO, "inode " + ino + ": no exclusive lock held any more;"
+          + " writes buffered under the lost lock cannot be committed");
+    }
+    if (s.session().isExpired()) {
+      throw new FsException(Errno.EIO, "inode " + ino + ": lock session expired;"
+          + " writes buffered under it cannot be committed");
+    }
+    return s.guards(lock);
+  }
+
+  /**
+   * Flushes {@code ino} and lets go of this node's lock on it now (user.etcfs.publish). A flush
+   * that fails is reported and the lock kept.
+   */
+  void publish(long ino) throws FsException {
+    HeldLock lock = current.get(ino);
+    if (lock != null) {
+      letGo(lock);
+    }
+  }
+
+  /** Another node wants the lock: flush and commit what was written under it, then let go. */
+  @Override
+  public void recall(HeldLock lock, LockMode wanted) {
+    try {
+      letGo(lock);
+    } catch (FsException | RuntimeException e) {
+      // The lock goes anyway (the service releases it when this returns): holding it would
+      // stall the other node for good; what could not be committed is lost, and this node's
+      // later fsync or close of the file reports EIO.
+      LOG.log(Level.WARNING, "inode " + lock.inode() + ": flush on recall failed: "
+          + e.getMessage());
+      lastGone.put(lock.inode(), lock);
+      current.remove(lock.inode(), lock);
+    }
+  }
+
+  private void letGo(HeldLock lock) throws FsException {
+    long ino = lock.inode();
+    FileData f = open.get(ino);
+    if (f != null) {
+      f.lock.lock();
+      try {
+        if (lock.mode() == LockMode.EXCLUSIVE && !f.dirty.isEmpty()) {
+          flusher.flush(f);
+        }
+        lastGone.put(ino, lock);
+        current.remove(ino, lock);
+      } finally {
+        f.lock.unlock();
+      }
+    } else {
+      lastGone.put(ino, lock);
+      current.remove(ino, lock);
+    }
+    LockService s = attached;
+    if (s != null) {
+      s.release(lock);
+    }
+  }
+
+  private LockService service() throws FsException {
+    LockService s = service.get();
+    if (s == null) {
+      throw new FsException(Errno.EIO, "no lock backend is bound");
+    }
+    if (s != attached) {
+      synchronized (this) {
+        if (s != attached) {
+          current.clear(); // locks of another backend mean nothing to this one
+          s.setRecallHandler(this);
+          attached = s;
+        }
+      }
+    }
+    return s;
+  }
+
+  /** When a session ends, every lock held under it is gone: forget them. */
+  private void watch(LockService s) {
+    LockSession session = s.session();
+    if (session != watched) {
+      watched = session;
+      session.done().thenRun(() -> current.values().removeIf(l -> l.sessionId() == session.id()));
+    }
+  }
+}

@@ -1,0 +1,181 @@
+package io.etcfs.testing;
+
+import io.etcfs.spi.lock.HeldLock;
+import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.lock.LockService;
+import io.etcfs.spi.lock.LockSession;
+import io.etcfs.spi.lock.LockTimeoutException;
+import io.etcfs.spi.lock.RecallHandler;
+import io.etcfs.spi.meta.Compare;
+import io.etcfs.spi.meta.Keys;
+import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.spi.meta.Txn;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Inode locks between engines of one test process ("nodes" sharing a {@link Table}), for the
+ * core's unit tests: conflicting requests recall the holders through their handlers, and each
+ * grant puts a key in the store whose create revision is the token, so guards are real compares.
+ * Not fair and not lease-backed: the lock plug-ins' own contract suite covers those.
+ */
+public final class LocalLockService implements LockService {
+  /** The locks of one test filesystem. */
+  public static final class Table {
+    private final Map<Long, Map<LocalLockService, HeldLock>> held = new HashMap<>();
+    private final Set<HeldLock> recalling = new HashSet<>();
+    private final ExecutorService recalls = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "test-lock-recall");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  private final Table table;
+  private final MetaStore store;
+  private final String name;
+  private final long sessionId;
+  private volatile RecallHandler handler;
+  private final LockSession session = new LockSession() {
+    @Override
+    public long id() {
+      return sessionId;
+    }
+
+    @Override
+    public boolean isExpired() {
+      return false;
+    }
+
+    @Override
+    public CompletionStage<Void> done() {
+      return new CompletableFuture<>();
+    }
+  };
+
+  public LocalLockService(Table table, MetaStore store, String name) {
+    this.table = table;
+    this.store = store;
+    this.name = name;
+    this.sessionId = name.hashCode() & 0x7fffffffL;
+  }
+
+  @Override
+  public String backend() {
+    return "local";
+  }
+
+  @Override
+  public LockSession session() {
+    return session;
+  }
+
+  @Override
+  public HeldLock acquire(long inode, LockMode mode, Duration timeout)
+      throws LockTimeoutException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (table) {
+      while (true) {
+        Map<LocalLockService, HeldLock> holders = table.held.computeIfAbsent(inode,
+            i -> new HashMap<>());
+        HeldLock mine = holders.get(this);
+        if (mine != null && table.recalling.contains(mine)) {
+          waitLocked(deadline); // being recalled: never handed out again
+          continue;
+        }
+        if (mine != null && (mine.mode() == LockMode.EXCLUSIVE || mode == LockMode.SHARED)) {
+          return mine;
+        }
+        if (mine != null) {
+          dropLocked(mine);
+        }
+        List<Map.Entry<LocalLockService, HeldLock>> conflicts = new ArrayList<>();
+        holders.forEach((s, l) -> {
+          if (s != this && l.mode().conflictsWith(mode)) {
+            conflicts.add(Map.entry(s, l));
+          }
+        });
+        if (conflicts.isEmpty()) {
+          byte[] key = key(inode);
+          long token = store.commit(new Txn().then(Op.put(key, new byte[] {1}))).revision();
+          HeldLock granted = new HeldLock(inode, mode, token, sessionId, token);
+          holders.put(this, granted);
+          return granted;
+        }
+        for (Map.Entry<LocalLockService, HeldLock> c : conflicts) {
+          if (table.recalling.add(c.getValue())) {
+            table.recalls.execute(() -> c.getKey().deliver(c.getValue(), mode));
+          }
+        }
+        waitLocked(deadline);
+      }
+    }
+  }
+
+  private void waitLocked(long deadline) throws LockTimeoutException {
+    long left = deadline - System.nanoTime();
+    if (left <= 0) {
+      throw new LockTimeoutException("not granted to " + name + " in time");
+    }
+    try {
+      TimeUnit.NANOSECONDS.timedWait(table, left);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LockTimeoutException("interrupted");
+    }
+  }
+
+  private void deliver(HeldLock lock, LockMode wanted) {
+    RecallHandler h = handler;
+    try {
+      if (h != null) {
+        h.recall(lock, wanted);
+      }
+    } finally {
+      release(lock);
+    }
+  }
+
+  @Override
+  public void release(HeldLock lock) {
+    synchronized (table) {
+      Map<LocalLockService, HeldLock> holders = table.held.get(lock.inode());
+      if (holders != null && lock.equals(holders.get(this))) {
+        dropLocked(lock);
+      }
+      table.recalling.remove(lock);
+      table.notifyAll();
+    }
+  }
+
+  private void dropLocked(HeldLock lock) {
+    table.held.get(lock.inode()).remove(this);
+    store.commit(new Txn().when(Compare.createRevision(key(lock.inode()), lock.fencingToken()))
+        .then(Op.delete(key(lock.inode()))));
+  }
+
+  @Override
+  public List<Compare> guards(HeldLock lock) {
+    return List.of(Compare.createRevision(key(lock.inode()), lock.fencingToken()));
+  }
+
+  @Override
+  public void setRecallHandler(RecallHandler handler) {
+    this.handler = handler;
+  }
+
+  private byte[] key(long inode) {
+    return Keys.of("/test-locks/" + inode + "/" + name);
+  }
+}

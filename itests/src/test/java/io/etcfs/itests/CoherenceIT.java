@@ -1,0 +1,238 @@
+package io.etcfs.itests;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three node processes from the tarball on one device image and one etcd, each with its FUSE
+ * mount: what one node writes, another reads at once, through the inode locks (issue #4).
+ */
+@Timeout(600)
+class CoherenceIT {
+  @TempDir static Path tmp;
+  static LocalCluster cluster;
+  static Path n1;
+  static Path n2;
+  static Path n3;
+  final ExecutorService pool = Executors.newCachedThreadPool();
+
+  @BeforeAll
+  static void up() throws Exception {
+    cluster = LocalCluster.up(tmp, 3, "2G");
+    n1 = cluster.mount(1);
+    n2 = cluster.mount(2);
+    n3 = cluster.mount(3);
+  }
+
+  @AfterAll
+  static void down() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @AfterEach
+  void stopThreads() {
+    pool.shutdownNow();
+  }
+
+  @Test
+  void whatOneNodeWritesAnotherReadsAtOnceBothWays() throws Exception {
+    Path name = Path.of("visible");
+    try (FileChannel a = FileChannel.open(n1.resolve(name), StandardOpenOption.CREATE,
+        StandardOpenOption.WRITE)) {
+      a.write(bytes("written on node1"), 0);
+      // still open on node1, nothing synced: node2's read recalls node1's lock
+      assertEquals("written on node1", Files.readString(n2.resolve(name)));
+      try (FileChannel b = FileChannel.open(n2.resolve(name), StandardOpenOption.WRITE)) {
+        b.write(bytes("NODE2"), 0);
+        assertEquals("NODE2en on node1", Files.readString(n1.resolve(name)));
+      }
+      a.write(bytes("!"), 16);
+    }
+    assertEquals("NODE2en on node1!", Files.readString(n3.resolve(name)));
+    assertEquals(17, Files.size(n3.resolve(name)));
+  }
+
+  @Test
+  void appendsFromTwoNodesAtOnceLoseNoRecord() throws Exception {
+    Path name = Path.of("journal");
+    Files.createFile(n1.resolve(name));
+    int records = 300;
+    List<Future<?>> writers = new ArrayList<>();
+    for (Path mount : List.of(n1, n2)) {
+      String node = mount.getFileName().toString();
+      writers.add(pool.submit(() -> {
+        try (FileChannel ch = FileChannel.open(mount.resolve(name), StandardOpenOption.WRITE,
+            StandardOpenOption.APPEND)) {
+          for (int i = 0; i < records; i++) {
+            ch.write(bytes(String.format("%s record %05d%n", node, i)));
+          }
+        }
+        return null;
+      }));
+    }
+    for (Future<?> w : writers) {
+      w.get(300, TimeUnit.SECONDS);
+    }
+    List<String> lines = Files.readAllLines(n3.resolve(name));
+    assertEquals(2 * records, lines.size(), "records lost or torn");
+    Set<String> unique = new HashSet<>(lines);
+    for (String node : List.of("node1", "node2")) {
+      for (int i = 0; i < records; i++) {
+        assertTrue(unique.contains(String.format("%s record %05d", node, i)),
+            node + " record " + i + " missing");
+      }
+    }
+  }
+
+  @Test
+  void thousandCreatesPerNodeInOneDirectoryLoseAndDuplicateNothing() throws Exception {
+    Path dir = Files.createDirectory(n1.resolve("shared"));
+    int perNode = 1000;
+    List<Future<?>> creators = new ArrayList<>();
+    for (Path mount : List.of(n1, n2, n3)) {
+      String node = mount.getFileName().toString();
+      creators.add(pool.submit(() -> {
+        for (int i = 0; i < perNode; i++) {
+          Files.createFile(mount.resolve("shared").resolve(node + "-" + i));
+        }
+        return null;
+      }));
+    }
+    for (Future<?> c : creators) {
+      c.get(300, TimeUnit.SECONDS);
+    }
+    for (Path mount : List.of(n1, n2, n3)) {
+      Set<String> names = new HashSet<>();
+      Set<Object> inodes = new HashSet<>();
+      try (var s = Files.list(mount.resolve("shared"))) {
+        for (Path p : s.toList()) {
+          names.add(p.getFileName().toString());
+          inodes.add(Files.getAttribute(p, "unix:ino"));
+        }
+      }
+      assertEquals(3 * perNode, names.size(), "entries seen on " + mount);
+      assertEquals(3 * perNode, inodes.size(), "two files share an inode number on " + mount);
+    }
+  }
+
+  @Test
+  void aFileRenamedOnOneNodeStaysReadableOnAnother() throws Exception {
+    byte[] content = "the same bytes under every name\n".repeat(1000)
+        .getBytes(StandardCharsets.UTF_8);
+    Files.write(n1.resolve("moving-a"), content);
+    AtomicBoolean stop = new AtomicBoolean();
+    Future<Integer> renamer = pool.submit(() -> {
+      int moves = 0;
+      while (!stop.get()) {
+        Files.move(n1.resolve("moving-a"), n1.resolve("moving-b"),
+            StandardCopyOption.ATOMIC_MOVE);
+        Files.move(n1.resolve("moving-b"), n1.resolve("moving-a"),
+            StandardCopyOption.ATOMIC_MOVE);
+        moves += 2;
+      }
+      return moves;
+    });
+    try (FileChannel ch = openEither(n2, "moving-a", "moving-b")) {
+      for (int round = 0; round < 50; round++) {
+        ByteBuffer buf = ByteBuffer.allocate(content.length);
+        while (buf.hasRemaining() && ch.read(buf, buf.position()) > 0) {
+          // read on
+        }
+        assertArrayEquals(content, buf.array(), "an open file changed under a rename");
+      }
+    } finally {
+      stop.set(true);
+    }
+    assertTrue(renamer.get(60, TimeUnit.SECONDS) > 0);
+    Set<String> names = new HashSet<>();
+    try (var s = Files.list(n3)) {
+      s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("moving-"))
+          .forEach(names::add);
+    }
+    assertEquals(1, names.size(), "after the renames exactly one name is left: " + names);
+  }
+
+  @Test
+  void aReaderNeverSeesBytesThatWereNeverWritten() throws Exception {
+    Path name = Path.of("growing");
+    int chunk = 64 * 1024;
+    int chunks = 128;
+    Files.createFile(n1.resolve(name));
+    AtomicLong checked = new AtomicLong();
+    AtomicBoolean done = new AtomicBoolean();
+    Future<?> reader = pool.submit(() -> {
+      while (!done.get()) {
+        byte[] all = Files.readAllBytes(n2.resolve(name));
+        for (int i = 0; i < all.length; i++) {
+          byte want = (byte) (1 + (i / chunk) % 250);
+          if (all[i] != want) {
+            throw new AssertionError("byte " + i + " read as " + all[i] + ", written as " + want);
+          }
+        }
+        checked.addAndGet(all.length);
+      }
+      return null;
+    });
+    try (FileChannel w = FileChannel.open(n1.resolve(name), StandardOpenOption.WRITE)) {
+      for (int c = 0; c < chunks; c++) {
+        byte[] data = new byte[chunk];
+        java.util.Arrays.fill(data, (byte) (1 + c % 250));
+        w.write(ByteBuffer.wrap(data), (long) c * chunk);
+        if (c % 16 == 15) {
+          w.force(true);
+        }
+      }
+    } finally {
+      done.set(true);
+    }
+    reader.get(120, TimeUnit.SECONDS);
+    assertTrue(checked.get() > 0, "the reader read something while the file grew");
+    assertEquals((long) chunk * chunks, Files.size(n2.resolve(name)));
+  }
+
+  /** Opens whichever of two names exists right now (another node keeps swapping them). */
+  private static FileChannel openEither(Path mount, String a, String b) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline) {
+      for (String n : List.of(a, b)) {
+        try {
+          return FileChannel.open(mount.resolve(n));
+        } catch (java.nio.file.NoSuchFileException moved) {
+          // renamed just now: try the other name
+        }
+      }
+    }
+    throw new AssertionError("could open neither " + a + " nor " + b + " on " + mount);
+  }
+
+  private static ByteBuffer bytes(String s) {
+    return ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8));
+  }
+}
