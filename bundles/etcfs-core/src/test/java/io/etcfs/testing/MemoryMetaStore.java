@@ -164,6 +164,17 @@ public final class MemoryMetaStore implements MetaStore, AutoCloseable {
     }
   }
 
+  /**
+   * Ends every running watch with a {@link Kind#COMPACTED} error, as etcd does to a watcher that
+   * fell behind a compaction (or cancels on a leader change): each must re-list and start over.
+   */
+  public void cancelWatches() {
+    synchronized (lock) {
+      watches.failAll(new MetaStoreException(Kind.COMPACTED,
+          "memory store cancelled its watches (test)"));
+    }
+  }
+
   @Override
   public String describe() {
     return "memory store";

@@ -99,6 +99,14 @@ final class MemoryWatches {
     }
   }
 
+  /** Ends every watch with {@code error}, as etcd does when it cancels its watchers. */
+  synchronized void failAll(MetaStoreException error) {
+    for (Watcher watcher : List.copyOf(watchers)) {
+      deliver(watcher, () -> watcher.listener.onError(error));
+    }
+    watchers.clear();
+  }
+
   synchronized void compact(long revision) {
     compactedRevision = revision;
     history.removeIf(b -> b.revision() < revision);

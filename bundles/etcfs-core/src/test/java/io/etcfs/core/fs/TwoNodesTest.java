@@ -120,6 +120,18 @@ class TwoNodesTest {
   }
 
   @Test
+  void readingAFileAnotherNodeDeletedFailsClearly() throws Throwable {
+    OpenFile w = a.fs.create(Vfs.ROOT, "doomed", 0644, 2, ROOT);
+    w.write(ByteBuffer.wrap("bytes".getBytes()), 0);
+    w.release();
+    OpenFile r = b.fs.open(w.ino(), 0, ROOT);
+    a.fs.unlink(Vfs.ROOT, "doomed", ROOT); // not open on a: purged at once
+    eventually(() -> assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> r.read(ByteBuffer.allocate(10), 0)).errno()));
+    r.release();
+  }
+
+  @Test
   void publishingAFileCommitsItsWritesAndLetsGoOfItsLock() throws Throwable {
     OpenFile w = a.fs.create(Vfs.ROOT, "pub", 0644, 2, ROOT);
     w.write(ByteBuffer.wrap("published".getBytes()), 0);
@@ -226,6 +238,7 @@ class TwoNodesTest {
     var d = a.fs.mkdir(Vfs.ROOT, "d", 0755, ROOT);
     eventually(() -> b.fs.lookup(Vfs.ROOT, "d", ROOT));
     fx.store.compact(fx.store.revision());
+    fx.store.cancelWatches();
     a.fs.rmdir(Vfs.ROOT, "d", ROOT);
     eventually(() -> assertEquals(Errno.ENOENT, assertThrows(FsException.class,
         () -> b.fs.getattr(d.ino())).errno()));
