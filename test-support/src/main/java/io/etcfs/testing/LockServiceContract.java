@@ -182,6 +182,30 @@ public abstract class LockServiceContract {
   }
 
   @Test
+  void twoWritersHandTheLockBackAndForthWithoutStalls() throws Exception {
+    long ino = nextInode();
+    LockService a = node("a", true);
+    LockService b = node("b", true);
+    List<Future<Integer>> loops = new ArrayList<>();
+    for (LockService n : List.of(a, b)) {
+      loops.add(pool.submit(() -> {
+        long last = -1;
+        int handOvers = 0;
+        for (int i = 0; i < 25; i++) {
+          // A lost recall would leave the other side waiting for an idle release: far longer.
+          HeldLock l = n.acquire(ino, LockMode.EXCLUSIVE, Duration.ofSeconds(10));
+          handOvers += l.fencingToken() != last ? 1 : 0;
+          last = l.fencingToken();
+        }
+        return handOvers;
+      }));
+    }
+    for (Future<Integer> loop : loops) {
+      assertTrue(loop.get(60, TimeUnit.SECONDS) >= 1);
+    }
+  }
+
+  @Test
   void aCrashedHoldersLockIsFreeWithinItsSessionTtl() throws Exception {
     long ino = nextInode();
     LockService a = node("a", false);

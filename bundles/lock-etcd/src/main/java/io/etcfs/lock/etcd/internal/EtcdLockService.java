@@ -227,6 +227,11 @@ public final class EtcdLockService implements LockService, WatchListener {
         Held h = new Held(lock, s);
         held.put(inode, h);
         recallIfWanted(h, keys);
+        if (version(inode).get() != version) {
+          // A request that came after the read above may have been seen by the watch before
+          // this grant was recorded (the watch then had no holder to recall): look again.
+          recallIfWanted(h, store.prefix(inodePrefix(inode), 0).kvs());
+        }
         return lock;
       }
       if (!awaitChange(inode, version, deadline)) {
