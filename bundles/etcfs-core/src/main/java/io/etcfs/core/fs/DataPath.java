@@ -54,20 +54,18 @@ final class DataPath {
   }
 
   private int readLocked(FileData f, ByteBuffer dst, long off) throws FsException {
-    {
-      Extents.Snapshot s = extents.snapshot(f.ino);
-      long size = Math.max(s.inode().size(), f.pendingEnd);
-      if (off >= size || !dst.hasRemaining()) {
-        return 0;
-      }
-      int n = (int) Math.min(dst.remaining(), size - off);
-      List<FileExtent> list = s.chunks().extents();
-      long pos = off;
-      while (pos < off + n) {
-        pos += readRun(f, list, dst, pos, off + n);
-      }
-      return n;
+    Extents.Snapshot s = extents.snapshot(f.ino);
+    long size = Math.max(s.inode().size(), f.pendingEnd);
+    if (off >= size || !dst.hasRemaining()) {
+      return 0;
     }
+    int n = (int) Math.min(dst.remaining(), size - off);
+    List<FileExtent> list = s.chunks().extents();
+    long pos = off;
+    while (pos < off + n) {
+      pos += readRun(f, list, dst, pos, off + n);
+    }
+    return n;
   }
 
   private long readRun(FileData f, List<FileExtent> list, ByteBuffer dst, long pos, long end)
@@ -135,24 +133,22 @@ final class DataPath {
 
   private int writeLocked(FileData f, ByteBuffer src, long off, boolean append)
       throws FsException {
-    {
-      long at = append ? size(f) : off;
-      int n = src.remaining();
-      if (at < 0 || at + n > MAX_FILE) {
-        throw new FsException(Errno.EFBIG, "write past the largest file size");
-      }
-      if (n == 0) {
-        return 0;
-      }
-      long fresh = newBlocks(f, at, n);
-      if (!f.dirty.isEmpty() && (budget.wouldExceed(fresh * ctx.blockSize)
-          || budget.fileOver((f.dirty.size() + fresh) * ctx.blockSize))) {
-        flusher.flush(f);
-      }
-      copyIn(f, src, at, n);
-      f.pendingEnd = Math.max(f.pendingEnd, at + n);
-      return n;
+    long at = append ? size(f) : off;
+    int n = src.remaining();
+    if (at < 0 || at + n > MAX_FILE) {
+      throw new FsException(Errno.EFBIG, "write past the largest file size");
     }
+    if (n == 0) {
+      return 0;
+    }
+    long fresh = newBlocks(f, at, n);
+    if (!f.dirty.isEmpty() && (budget.wouldExceed(fresh * ctx.blockSize)
+        || budget.fileOver((f.dirty.size() + fresh) * ctx.blockSize))) {
+      flusher.flush(f);
+    }
+    copyIn(f, src, at, n);
+    f.pendingEnd = Math.max(f.pendingEnd, at + n);
+    return n;
   }
 
   private long newBlocks(FileData f, long at, int n) {

@@ -74,11 +74,9 @@ final class Truncator {
   }
 
   private void truncateOpen(FileData f, long ino, long size) throws FsException {
-    {
-      dropBuffered(f, size);
-      flusher.flush(f);
-      shrinkOrGrow(ino, size);
-    }
+    dropBuffered(f, size);
+    flusher.flush(f);
+    shrinkOrGrow(ino, size);
   }
 
   /** Buffered data past the new end is gone before it was ever committed. */
