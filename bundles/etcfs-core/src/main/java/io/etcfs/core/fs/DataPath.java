@@ -148,6 +148,7 @@ final class DataPath {
     }
     copyIn(f, src, at, n);
     f.pendingEnd = Math.max(f.pendingEnd, at + n);
+    f.writtenNs = Ctx.now();
     return n;
   }
 

@@ -85,17 +85,18 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public Attr resolve(String path, Caller caller) throws FsException {
-    return Calls.run(ctx, "resolve " + path, () -> lookups.resolve(path));
+    return Calls.run(ctx, "resolve " + path, () -> files.withBuffered(lookups.resolve(path)));
   }
 
   @Override
   public Attr getattr(long ino) throws FsException {
-    return Calls.run(ctx, "getattr " + ino, () -> lookups.getattr(ino));
+    return Calls.run(ctx, "getattr " + ino, () -> files.withBuffered(lookups.getattr(ino)));
   }
 
   @Override
   public Attr lookup(long dir, String name, Caller caller) throws FsException {
-    return Calls.run(ctx, "lookup " + name, () -> lookups.lookup(dir, name));
+    return Calls.run(ctx, "lookup " + name,
+        () -> files.withBuffered(lookups.lookup(dir, name)));
   }
 
   @Override
@@ -148,7 +149,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
       }
       boolean more = c.mode() != null || c.uid() != null || c.gid() != null
           || c.atimeNs() != null || c.mtimeNs() != null;
-      return more ? attrs.apply(ino, c, caller) : lookups.getattr(ino);
+      return files.withBuffered(more ? attrs.apply(ino, c, caller) : lookups.getattr(ino));
     });
   }
 

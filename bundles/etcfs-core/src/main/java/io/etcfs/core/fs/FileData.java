@@ -14,7 +14,9 @@ final class FileData {
   /** Dirty blocks by file block number; each a full block, zeros where never written. */
   final TreeMap<Long, byte[]> dirty = new TreeMap<>();
   /** The end of the furthest buffered write, or -1 with nothing buffered. */
-  long pendingEnd = -1;
+  volatile long pendingEnd = -1;
+  /** When the last buffered write was taken (ns since the epoch), for stat before a flush. */
+  volatile long writtenNs;
   /** Open handles on this node (guarded by {@link OpenFiles}). */
   int opens;
 

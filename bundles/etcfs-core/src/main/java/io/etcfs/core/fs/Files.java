@@ -72,6 +72,26 @@ final class Files {
     return open(lookups.lookup(dir, name).ino(), flags);
   }
 
+  /**
+   * A file's attributes as this node's callers must see them: writes buffered here and not
+   * committed yet already count for its size and modification time (POSIX: a stat after a
+   * write shows it). Other nodes see them once committed (at the latest on close or recall).
+   */
+  Attr withBuffered(Attr a) {
+    FileData f = open.get(a.ino());
+    if (f == null) {
+      return a;
+    }
+    long end = f.pendingEnd;
+    long written = f.writtenNs;
+    if (end <= a.size() && written <= a.mtimeNs()) {
+      return a;
+    }
+    return new Attr(a.ino(), a.mode(), a.nlink(), a.uid(), a.gid(), a.rdev(),
+        Math.max(a.size(), end), a.blocks(), a.atimeNs(), Math.max(a.mtimeNs(), written),
+        Math.max(a.ctimeNs(), written));
+  }
+
   void flush(FileData f) throws FsException {
     f.lock.lock();
     try {

@@ -94,6 +94,21 @@ class DataPathTest {
   }
 
   @Test
+  void aStatAfterAWriteShowsItBeforeAnyFlush() throws Exception {
+    start(0, EtcFs.DEFAULT_BUFFER_BYTES);
+    OpenFile f = fs.create(Vfs.ROOT, "f", 0644, RDWR, ROOT);
+    long before = fs.getattr(f.ino()).mtimeNs();
+    write(f, 0, new byte[100]);
+    assertEquals(100, fs.getattr(f.ino()).size(), "buffered writes count for the size");
+    assertEquals(100, fs.lookup(Vfs.ROOT, "f", ROOT).size());
+    assertTrue(fs.getattr(f.ino()).mtimeNs() >= before);
+    write(f, 4000, new byte[10]);
+    assertEquals(4010, fs.getattr(f.ino()).size());
+    f.release();
+    assertEquals(4010, fs.getattr(f.ino()).size(), "and the committed size after close");
+  }
+
+  @Test
   void holesReadAsZeros() throws Exception {
     start(0, EtcFs.DEFAULT_BUFFER_BYTES);
     OpenFile f = fs.create(Vfs.ROOT, "f", 0644, RDWR, ROOT);
@@ -227,8 +242,9 @@ class DataPathTest {
     write(f, 4096, tooMuch);
     assertEquals(Errno.ENOSPC, assertThrows(FsException.class, f::flush).errno());
     assertEquals(Errno.ENOSPC, assertThrows(FsException.class, () -> f.fsync(false)).errno());
-    assertEquals(4096, fs.getattr(f.ino()).size(), "nothing committed");
-    assertEquals(1, fx.allocator.usedBlocks());
+    assertEquals(4096L + tooMuch.length, fs.getattr(f.ino()).size(),
+        "the buffer is kept for a later flush, and a stat here counts it");
+    assertEquals(1, fx.allocator.usedBlocks(), "nothing more committed");
     fs.setattr(f.ino(), SetAttr.size(8192), ROOT); // drops the buffer past the end
     f.flush();
     assertEquals(8192, fs.getattr(f.ino()).size());
