@@ -236,6 +236,31 @@ public abstract class MetaStoreContract {
   }
 
   @Test
+  void aReadInATransactionSeesTheWritesBeforeIt() {
+    TxnResult r = store().commit(new Txn()
+        .when(Compare.absent(key("tr/a")))
+        .then(Op.put(key("tr/a"), Keys.of("1")))
+        .then(Op.put(key("tr/b"), Keys.of("2")))
+        .then(Op.rangePrefix(key("tr/")))
+        .then(new Op.Range(key("tr/"), Keys.prefixEnd(key("tr/")), 1)));
+    assertTrue(r.succeeded());
+    assertEquals(2, r.ranges().size());
+    List<KeyValue> all = r.ranges().get(0).kvs();
+    assertEquals(List.of("1", "2"), all.stream().map(KeyValue::valueString).toList());
+    assertTrue(all.stream().allMatch(kv -> kv.createRevision() == r.revision()));
+    assertEquals(r.revision(), r.ranges().get(0).revision());
+    assertEquals(1, r.ranges().get(1).kvs().size());
+    assertTrue(r.ranges().get(1).more());
+
+    TxnResult failed = store().commit(new Txn()
+        .when(Compare.absent(key("tr/a")))
+        .then(Op.put(key("tr/c"), Keys.of("3")))
+        .otherwise(Op.rangePrefix(key("tr/"))));
+    assertFalse(failed.succeeded());
+    assertEquals(2, failed.ranges().get(0).kvs().size(), "the other branch read, nothing written");
+  }
+
+  @Test
   void aProgressNoticeCoversChangesOutsideTheWatchedPrefix() throws Exception {
     BlockingQueue<Long> progress = new LinkedBlockingQueue<>();
     WatchListener listener = new WatchListener() {

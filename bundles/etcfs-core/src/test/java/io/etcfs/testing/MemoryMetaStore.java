@@ -92,8 +92,17 @@ public final class MemoryMetaStore implements MetaStore, AutoCloseable {
       boolean succeeded = txn.compares().stream().allMatch(this::holds);
       List<Op> ops = succeeded ? txn.onSuccess() : txn.onFailure();
       checkOps(ops);
-      apply(ops);
-      return new TxnResult(succeeded, revision);
+      List<List<KeyValue>> reads = apply(ops);
+      List<RangeResult> ranges = new ArrayList<>();
+      int i = 0;
+      for (Op op : ops) {
+        if (op instanceof Op.Range r) {
+          List<KeyValue> found = reads.get(i++);
+          boolean more = r.limit() != 0 && found.size() > r.limit();
+          ranges.add(new RangeResult(more ? found.subList(0, r.limit()) : found, revision, more));
+        }
+      }
+      return new TxnResult(succeeded, revision, ranges);
     }
   }
 
@@ -237,17 +246,26 @@ public final class MemoryMetaStore implements MetaStore, AutoCloseable {
     return false;
   }
 
-  private void apply(List<Op> ops) {
+  /** Applies the writes in order; returns each range read's keys (limit + 1 at most). */
+  private List<List<KeyValue>> apply(List<Op> ops) {
     long next = revision + 1;
     List<WatchEvent> events = new ArrayList<>();
+    List<List<KeyValue>> reads = new ArrayList<>();
     for (Op op : ops) {
       if (op instanceof Op.Put put) {
         events.add(put(put, next));
+      } else if (op instanceof Op.Range r) {
+        Map<byte[], KeyValue> slice = r.to().length == 0 ? keys.tailMap(r.from(), true)
+            : KEY_ORDER.compare(r.from(), r.to()) >= 0 ? Map.of()
+            : keys.subMap(r.from(), true, r.to(), false);
+        reads.add(slice.values().stream()
+            .limit(r.limit() == 0 ? Long.MAX_VALUE : r.limit() + 1L).toList());
       } else {
         events.addAll(delete((Op.Delete) op, next));
       }
     }
     publish(next, events);
+    return reads;
   }
 
   private WatchEvent put(Op.Put put, long rev) {

@@ -17,6 +17,7 @@ import io.etcfs.spi.meta.TxnResult;
 import io.etcfs.spi.meta.Watch;
 import io.etcfs.spi.meta.WatchListener;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -101,7 +102,11 @@ public final class EtcdMetaStore implements MetaStore, AutoCloseable {
         .Then(JetcdConversions.ops(txn.onSuccess()))
         .Else(JetcdConversions.ops(txn.onFailure()))
         .commit());
-    return new TxnResult(response.isSucceeded(), response.getHeader().getRevision());
+    long revision = response.getHeader().getRevision();
+    List<RangeResult> ranges = response.getGetResponses().stream()
+        .map(g -> new RangeResult(JetcdConversions.keyValues(g.getKvs()), revision, g.isMore()))
+        .toList();
+    return new TxnResult(response.isSucceeded(), revision, ranges);
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.watch.WatchEvent.EventType;
 import io.etcfs.spi.meta.Compare;
@@ -67,6 +68,10 @@ final class JetcdConversions {
         options.withLeaseId(put.lease());
       }
       return io.etcd.jetcd.op.Op.put(bytes(put.key()), bytes(put.value()), options.build());
+    }
+    if (op instanceof Op.Range range) {
+      return io.etcd.jetcd.op.Op.get(bytes(range.from()), GetOption.builder()
+          .withRange(rangeEnd(range.to())).withLimit(range.limit()).build());
     }
     Op.Delete delete = (Op.Delete) op;
     DeleteOption.Builder options = DeleteOption.builder();

@@ -42,8 +42,18 @@ final class InodeLocks implements RecallHandler {
   private final Supplier<LockService> service;
   private final OpenFiles open;
   private final Map<Long, HeldLock> current = new ConcurrentHashMap<>();
-  /** The last lock let go per inode: a caller that obtained it just before must not use it. */
-  private final Map<Long, HeldLock> lastGone = new ConcurrentHashMap<>();
+  /**
+   * The last lock let go per inode: a caller that obtained it just before must not use it. The
+   * window is a few instructions wide, so the most recent few thousand are plenty (memory stays
+   * bounded; a caller that missed the entry would only fail its commit, never corrupt).
+   */
+  private final Map<Long, HeldLock> lastGone = java.util.Collections.synchronizedMap(
+      new java.util.LinkedHashMap<>(64, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, HeldLock> eldest) {
+          return size() > 4096;
+        }
+      });
   private volatile Flusher flusher;
   private volatile LockService attached;
   private volatile LockSession watched;

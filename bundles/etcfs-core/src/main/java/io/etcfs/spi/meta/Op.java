@@ -1,6 +1,9 @@
 package io.etcfs.spi.meta;
 
-/** One write in a {@link Txn}: a put (optionally under a lease) or a delete of a key or a range. */
+/**
+ * One operation of a {@link Txn}: a put (optionally under a lease), a delete of a key or a range,
+ * or a read of a range, answered in {@link TxnResult#ranges()} and seeing the writes before it.
+ */
 public sealed interface Op {
 
   /** Stores {@code value} at {@code key}; {@code lease} 0 means no lease. */
@@ -22,6 +25,18 @@ public sealed interface Op {
     }
   }
 
+  /**
+   * Reads the keys in [{@code from}, {@code to}) (at most {@code limit}; 0: no limit) as the
+   * transaction leaves them up to this point: one round trip for a write and the read that
+   * depends on it.
+   */
+  record Range(byte[] from, byte[] to, int limit) implements Op {
+    public Range {
+      from = from.clone();
+      to = to.clone();
+    }
+  }
+
   static Op put(byte[] key, byte[] value) {
     return new Put(key, value, 0);
   }
@@ -36,5 +51,9 @@ public sealed interface Op {
 
   static Op deletePrefix(byte[] prefix) {
     return new Delete(prefix, Keys.prefixEnd(prefix));
+  }
+
+  static Op rangePrefix(byte[] prefix) {
+    return new Range(prefix, Keys.prefixEnd(prefix), 0);
   }
 }

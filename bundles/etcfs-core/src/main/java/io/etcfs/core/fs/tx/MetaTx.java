@@ -70,6 +70,9 @@ public final class MetaTx {
   /** Adds operations produced elsewhere (the allocator's {@code commitOps}). */
   public void ops(List<Op> ops) {
     for (Op op : ops) {
+      if (op instanceof Op.Range) {
+        throw new IllegalArgumentException("a read among another part's writes: " + op);
+      }
       byte[] key = op instanceof Op.Put p ? p.key() : ((Op.Delete) op).key();
       writes.put("ext:" + str(key), op);
     }

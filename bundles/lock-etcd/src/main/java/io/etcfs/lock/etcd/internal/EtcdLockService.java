@@ -90,6 +90,14 @@ public final class EtcdLockService implements LockService, WatchListener {
     int idleReleaseSeconds() default 30;
   }
 
+  /** An inode this node acquires or holds; gone when neither (so memory follows use). */
+  private static final class InodeState {
+    /** The revision of the newest change of the inode's queue the watch has shown. */
+    final AtomicLong lastEvent = new AtomicLong();
+    /** Acquires in progress (guarded by the map's compute). */
+    int users;
+  }
+
   /** One lock this node holds. */
   private static final class Held {
     final HeldLock lock;
@@ -114,8 +122,10 @@ public final class EtcdLockService implements LockService, WatchListener {
   private final long idleNanos;
   private final String prefix;
   private final Map<Long, Held> held = new ConcurrentHashMap<>();
-  private final Map<Long, Object> acquiring = new ConcurrentHashMap<>();
-  private final Map<Long, AtomicLong> versions = new ConcurrentHashMap<>();
+  /** Inodes being acquired or held here: their request gate and newest queue event. */
+  private final Map<Long, InodeState> inodes = new ConcurrentHashMap<>();
+  /** Bumped each time the watch (re)starts: waiters then read their queue again. */
+  private volatile long restarts;
   private final Object changed = new Object();
   private final ScheduledExecutorService timer;
   private final ExecutorService recalls;
@@ -167,7 +177,22 @@ public final class EtcdLockService implements LockService, WatchListener {
   public HeldLock acquire(long inode, LockMode mode, Duration timeout)
       throws LockTimeoutException {
     long deadline = System.nanoTime() + timeout.toNanos();
-    Object gate = acquiring.computeIfAbsent(inode, i -> new Object());
+    InodeState gate = inodes.compute(inode, (i, st) -> {
+      InodeState state = st == null ? new InodeState() : st;
+      state.users++;
+      return state;
+    });
+    try {
+      return acquire(gate, inode, mode, deadline);
+    } finally {
+      inodes.computeIfPresent(inode, (i, st) -> --st.users == 0 && !held.containsKey(i)
+          ? null : st);
+    }
+  }
+
+  /** One request at a time per inode on this node: the others wait at the gate. */
+  private HeldLock acquire(InodeState gate, long inode, LockMode mode, long deadline)
+      throws LockTimeoutException {
     synchronized (gate) {
       while (true) {
         checkOpen();
@@ -184,7 +209,7 @@ public final class EtcdLockService implements LockService, WatchListener {
           }
           release(h.lock); // an upgrade queues again, behind whoever is waiting
         }
-        HeldLock granted = queueAndWait(s, inode, mode, deadline);
+        HeldLock granted = queueAndWait(gate, s, inode, mode, deadline);
         if (granted != null) {
           return granted;
         }
@@ -194,26 +219,30 @@ public final class EtcdLockService implements LockService, WatchListener {
   }
 
   /** Puts this session's key for {@code inode} and waits for the grant; null if the key went. */
-  private HeldLock queueAndWait(Session s, long inode, LockMode mode, long deadline)
+  private HeldLock queueAndWait(InodeState gate, Session s, long inode, LockMode mode,
+      long deadline)
       throws LockTimeoutException {
     byte[] key = key(inode, s.lease);
     byte[] value = (code(mode) + " " + nodeName).getBytes(StandardCharsets.UTF_8);
+    // The queue is read in the same transaction as the request: one round trip when uncontended.
     // A key left by an earlier request of this session (its withdrawal failed) is replaced, so
     // that every request queues at the back.
-    TxnResult put = store.commit(new Txn()
+    Txn request = new Txn()
         .when(Compare.absent(key))
         .then(Op.put(key, value, s.lease))
-        .otherwise(Op.delete(key)));
+        .then(Op.rangePrefix(inodePrefix(inode)))
+        .otherwise(Op.delete(key));
+    TxnResult put = store.commit(request);
     if (!put.succeeded()) {
-      put = store.commit(new Txn().when(Compare.absent(key)).then(Op.put(key, value, s.lease)));
+      put = store.commit(request);
       if (!put.succeeded()) {
         throw new IllegalStateException("lock key " + str(key) + " keeps coming back");
       }
     }
     long token = put.revision();
+    RangeResult queue = put.ranges().get(0);
     while (true) {
-      long version = version(inode).get();
-      RangeResult queue = store.prefix(inodePrefix(inode), 0);
+      long epoch = restarts;
       List<KeyValue> keys = new ArrayList<>(queue.kvs());
       keys.sort(Comparator.comparingLong(KeyValue::createRevision));
       KeyValue mine = keys.stream().filter(kv -> kv.keyString().equals(str(key)))
@@ -227,18 +256,19 @@ public final class EtcdLockService implements LockService, WatchListener {
         Held h = new Held(lock, s);
         held.put(inode, h);
         recallIfWanted(h, keys);
-        if (version(inode).get() != version) {
-          // A request that came after the read above may have been seen by the watch before
-          // this grant was recorded (the watch then had no holder to recall): look again.
+        if (gate.lastEvent.get() > queue.revision() || restarts != epoch) {
+          // A request newer than the read above may have been seen by the watch before this
+          // grant was recorded (the watch then had no holder to recall): look again.
           recallIfWanted(h, store.prefix(inodePrefix(inode), 0).kvs());
         }
         return lock;
       }
-      if (!awaitChange(inode, version, deadline)) {
+      if (!awaitChange(gate, queue.revision(), epoch, deadline)) {
         abandon(key, token);
         throw new LockTimeoutException("lock " + mode + " on inode " + Long.toHexString(inode)
             + " not granted in time (held by " + holders(keys, mine) + ")");
       }
+      queue = store.prefix(inodePrefix(inode), 0);
     }
   }
 
@@ -283,9 +313,13 @@ public final class EtcdLockService implements LockService, WatchListener {
     return String.join(", ", ahead);
   }
 
-  private boolean awaitChange(long inode, long version, long deadline) {
+  /**
+   * Waits until the watch shows a change of the inode's queue newer than {@code revision}, or
+   * restarted (it may have missed one).
+   */
+  private boolean awaitChange(InodeState gate, long revision, long epoch, long deadline) {
     synchronized (changed) {
-      while (version(inode).get() == version) {
+      while (gate.lastEvent.get() <= revision && restarts == epoch) {
         long left = deadline - System.nanoTime();
         if (left <= 0 || closed) {
           return false;
@@ -317,6 +351,7 @@ public final class EtcdLockService implements LockService, WatchListener {
     if (h == null || !h.lock.equals(lock) || !held.remove(lock.inode(), h)) {
       return;
     }
+    inodes.computeIfPresent(lock.inode(), (i, st) -> st.users == 0 ? null : st);
     wakeAll();
     byte[] key = key(lock.inode(), lock.sessionId());
     try {
@@ -348,6 +383,11 @@ public final class EtcdLockService implements LockService, WatchListener {
     return recallsServed.get();
   }
 
+  /** Inodes this node keeps state for (acquiring or holding), for tests of memory use. */
+  int trackedInodes() {
+    return inodes.size();
+  }
+
   // ---- the watch: waiters and recalls ----
 
   private void startWatch() {
@@ -360,6 +400,7 @@ public final class EtcdLockService implements LockService, WatchListener {
       watch = store.watch(p, now + 1, this);
       // Whatever happened while no watch ran: every waiter reads its queue again, and every
       // holder looks for conflicting requests queued behind it.
+      restarts++;
       wakeAll();
       for (Held h : held.values()) {
         RangeResult queue = store.prefix(inodePrefix(h.lock.inode()), 0);
@@ -390,7 +431,10 @@ public final class EtcdLockService implements LockService, WatchListener {
       } catch (NumberFormatException bad) {
         continue;
       }
-      version(inode).incrementAndGet();
+      InodeState state = inodes.get(inode);
+      if (state != null) {
+        state.lastEvent.accumulateAndGet(e.kv().modRevision(), Math::max);
+      }
       Held h = held.get(inode);
       if (h == null) {
         continue;
@@ -527,9 +571,7 @@ public final class EtcdLockService implements LockService, WatchListener {
     return Keys.of(prefix + hex(inode) + "/" + hex(lease));
   }
 
-  private AtomicLong version(long inode) {
-    return versions.computeIfAbsent(inode, i -> new AtomicLong());
-  }
+
 
   private static String code(LockMode mode) {
     return mode == LockMode.EXCLUSIVE ? "X" : "S";

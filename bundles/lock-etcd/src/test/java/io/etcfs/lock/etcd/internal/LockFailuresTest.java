@@ -66,6 +66,18 @@ class LockFailuresTest {
     assertTrue(waiter.get().grantRevision() > 0);
   }
 
+  @Test
+  void stateIsKeptOnlyForInodesInUse() throws Exception {
+    EtcdLockService a = node("a");
+    for (long ino = 100; ino < 400; ino++) {
+      a.release(a.acquire(ino, LockMode.EXCLUSIVE, Duration.ofSeconds(5)));
+    }
+    HeldLock kept = a.acquire(7, LockMode.SHARED, Duration.ofSeconds(5));
+    org.junit.jupiter.api.Assertions.assertEquals(1, a.trackedInodes(), "only the held inode");
+    a.release(kept);
+    org.junit.jupiter.api.Assertions.assertEquals(0, a.trackedInodes());
+  }
+
   private boolean commitUnder(EtcdLockService node, HeldLock lock) {
     Txn txn = new Txn();
     node.guards(lock).forEach(txn::when);
