@@ -12,6 +12,12 @@ public interface Vfs {
   long ROOT = 1;
   int NAME_MAX = 255;
 
+  /** flock(2) operations, Linux values: shared, exclusive, don't wait (or-ed in), unlock. */
+  int LOCK_SH = 1;
+  int LOCK_EX = 2;
+  int LOCK_NB = 4;
+  int LOCK_UN = 8;
+
   /** Resolves an absolute path ("/", "/a/b") by walking {@link #lookup}. */
   Attr resolve(String path, Caller caller) throws FsException;
 
@@ -58,4 +64,27 @@ public interface Vfs {
   List<String> listxattr(long ino) throws FsException;
 
   void removexattr(long ino, String name, Caller caller) throws FsException;
+
+  /**
+   * fcntl F_GETLK: a lock of another owner that conflicts with {@code wanted}, or a lock of type
+   * {@link PosixLock.Type#UNLOCK} if none does. Locks are cluster-wide; {@code owner} is the
+   * front end's lock owner (unique on this node: the node makes it unique in the cluster).
+   */
+  PosixLock getlk(long ino, long owner, PosixLock wanted) throws FsException;
+
+  /**
+   * fcntl F_SETLK / F_SETLKW: sets or clears {@code lock}'s range for {@code owner}, splitting
+   * and merging the owner's ranges as POSIX says. A conflict fails with EAGAIN unless {@code
+   * wait}; a wait is bounded (the front end cannot interrupt a call): past the bound it fails
+   * with EINTR and the caller may ask again.
+   */
+  void setlk(long ino, long owner, PosixLock lock, boolean wait) throws FsException;
+
+  /**
+   * flock(2): {@code op} is {@link #LOCK_SH}, {@link #LOCK_EX} or {@link #LOCK_UN}, optionally
+   * or-ed with {@link #LOCK_NB}. flock locks and POSIX locks never conflict with each other. A
+   * conflict with LOCK_NB fails with EAGAIN (EWOULDBLOCK); a wait is bounded as for {@link
+   * #setlk} and ends with EINTR.
+   */
+  void flock(long ino, long owner, int op) throws FsException;
 }
