@@ -20,6 +20,7 @@ import io.etcfs.spi.vfs.StatFs;
 import io.etcfs.spi.vfs.Vfs;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -61,7 +62,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   /**
    * As above, with the bound on a blocking fcntl or flock lock request ({@code lockWait}), past
-   * which the caller sees EINTR.
+   * which the caller sees ENOLCK.
    */
   public EtcFs(MetaStore store, String fsName, Membership membership,
       Supplier<Allocator> allocator, Supplier<LockService> lockService, BlockDevice device,
@@ -230,13 +231,15 @@ public final class EtcFs implements Vfs, AutoCloseable {
   }
 
   @Override
-  public void setlk(long ino, long owner, PosixLock lock, boolean wait) throws FsException {
-    Calls.run(ctx, "setlk " + ino, () -> posixLocks.setlk(ino, owner, lock, wait));
+  public void setlk(long ino, long owner, PosixLock lock, boolean wait,
+      BooleanSupplier interrupted) throws FsException {
+    Calls.run(ctx, "setlk " + ino, () -> posixLocks.setlk(ino, owner, lock, wait, interrupted));
   }
 
   @Override
-  public void flock(long ino, long owner, int op) throws FsException {
-    Calls.run(ctx, "flock " + ino, () -> posixLocks.flock(ino, owner, op));
+  public void flock(long ino, long owner, int op, BooleanSupplier interrupted)
+      throws FsException {
+    Calls.run(ctx, "flock " + ino, () -> posixLocks.flock(ino, owner, op, interrupted));
   }
 
   @Override

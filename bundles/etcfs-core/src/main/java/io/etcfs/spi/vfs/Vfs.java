@@ -1,6 +1,7 @@
 package io.etcfs.spi.vfs;
 
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
@@ -75,16 +76,18 @@ public interface Vfs {
   /**
    * fcntl F_SETLK / F_SETLKW: sets or clears {@code lock}'s range for {@code owner}, splitting
    * and merging the owner's ranges as POSIX says. A conflict fails with EAGAIN unless {@code
-   * wait}; a wait is bounded (the front end cannot interrupt a call): past the bound it fails
-   * with EINTR and the caller may ask again.
+   * wait}. A wait lasts until the lock is granted; until {@code interrupted} (asked on the calling
+   * thread, often) reports that the caller got a signal, then EINTR; or until the implementation's
+   * bound, then ENOLCK. A front end that cannot tell passes {@code () -> false}.
    */
-  void setlk(long ino, long owner, PosixLock lock, boolean wait) throws FsException;
+  void setlk(long ino, long owner, PosixLock lock, boolean wait, BooleanSupplier interrupted)
+      throws FsException;
 
   /**
    * flock(2): {@code op} is {@link #LOCK_SH}, {@link #LOCK_EX} or {@link #LOCK_UN}, optionally
-   * or-ed with {@link #LOCK_NB}. flock locks and POSIX locks never conflict with each other. A
-   * conflict with LOCK_NB fails with EAGAIN (EWOULDBLOCK); a wait is bounded as for {@link
-   * #setlk} and ends with EINTR.
+   * or-ed with {@link #LOCK_NB}. flock locks and POSIX locks never conflict with each other; a
+   * conversion between shared and exclusive lets go of the old lock first, as Linux does. A
+   * conflict with LOCK_NB fails with EAGAIN (EWOULDBLOCK); a wait ends as for {@link #setlk}.
    */
-  void flock(long ino, long owner, int op) throws FsException;
+  void flock(long ino, long owner, int op, BooleanSupplier interrupted) throws FsException;
 }

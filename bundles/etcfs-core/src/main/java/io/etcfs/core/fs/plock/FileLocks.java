@@ -6,6 +6,7 @@ import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.Vfs;
 import java.nio.charset.StandardCharsets;
+import java.util.function.BooleanSupplier;
 
 /**
  * flock(2) locks, cluster-wide: one key per owner (an open file description) under the inode's
@@ -30,18 +31,19 @@ final class FileLocks {
     this.waits = waits;
   }
 
-  void flock(long ino, long owner, int op) throws FsException {
+  void flock(long ino, long owner, int op, BooleanSupplier interrupted) throws FsException {
     boolean wait = (op & Vfs.LOCK_NB) == 0;
     switch (op & ~Vfs.LOCK_NB) {
       case Vfs.LOCK_UN -> unlock(ino, owner);
-      case Vfs.LOCK_SH -> lock(ino, owner, SHARED, wait);
-      case Vfs.LOCK_EX -> lock(ino, owner, EXCLUSIVE, wait);
+      case Vfs.LOCK_SH -> lock(ino, owner, SHARED, wait, interrupted);
+      case Vfs.LOCK_EX -> lock(ino, owner, EXCLUSIVE, wait, interrupted);
       default -> throw new FsException(Errno.EINVAL, "flock of inode " + ino
           + ": unknown operation " + op);
     }
   }
 
-  private void lock(long ino, long owner, String mode, boolean wait) throws FsException {
+  private void lock(long ino, long owner, String mode, boolean wait,
+      BooleanSupplier interrupted) throws FsException {
     byte[] t = keys.flocks(ino);
     byte[] own = LockTable.ownerKey(t, node, owner);
     String id = new String(own, StandardCharsets.UTF_8);
@@ -66,7 +68,7 @@ final class FileLocks {
       } else if (!wait) {
         throw new FsException(Errno.EAGAIN, what + ": held by " + holder.keyString());
       } else {
-        waits.await(table, t, s.revision(), deadline, what);
+        waits.await(table, t, s.revision(), deadline, interrupted, what);
         continue;
       }
       waits.conflict(attempt, what);

@@ -107,26 +107,41 @@ final class LockTable {
   }
 
   /**
-   * Waits until something in the table changes after {@code revision} (a lock let go, a holder's
-   * lease gone) or the watch ends; false if {@code deadlineNanos} (of {@link System#nanoTime})
-   * came first.
+   * Starts watching the table for any change after {@code revision} (a lock let go, a holder's
+   * lease gone); the caller waits on the result and closes it.
    */
-  boolean awaitChange(byte[] table, long revision, long deadlineNanos)
-      throws InterruptedException {
-    CountDownLatch changed = new CountDownLatch(1);
-    try (Watch watch = store.watch(table, revision + 1, new WatchListener() {
-      @Override
-      public void onEvents(List<WatchEvent> events) {
-        changed.countDown();
-      }
+  Change watch(byte[] table, long revision) {
+    return new Change(store, table, revision);
+  }
 
-      @Override
-      public void onError(MetaStoreException error) {
-        // compacted or broken: the caller reads the table again either way
-        changed.countDown();
-      }
-    })) {
-      return changed.await(deadlineNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+  /** A watch of one table that counts down once anything in it changed or the watch ended. */
+  static final class Change implements AutoCloseable {
+    private final CountDownLatch changed = new CountDownLatch(1);
+    private final Watch watch;
+
+    private Change(MetaStore store, byte[] table, long revision) {
+      this.watch = store.watch(table, revision + 1, new WatchListener() {
+        @Override
+        public void onEvents(List<WatchEvent> events) {
+          changed.countDown();
+        }
+
+        @Override
+        public void onError(MetaStoreException error) {
+          // compacted or broken: the caller reads the table again either way
+          changed.countDown();
+        }
+      });
+    }
+
+    /** Whether the table changed within {@code nanos}. */
+    boolean await(long nanos) throws InterruptedException {
+      return changed.await(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void close() {
+      watch.close();
     }
   }
 

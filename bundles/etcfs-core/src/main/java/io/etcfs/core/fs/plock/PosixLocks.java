@@ -7,16 +7,17 @@ import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.PosixLock;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 
 /**
  * Cluster-wide POSIX (fcntl) and BSD (flock) locks of one node, in etcd: an owner is the front
  * end's lock owner on this node, so {@code <node>/<owner>} names it in the whole cluster. Every
  * lock key lives under one lease of this node (TTL 2 s), so a dead node's locks vanish within
- * about two seconds; a blocking request waits on a watch of the inode's lock keys, at most the
- * configured bound, then fails with EINTR.
+ * about two seconds; a blocking request waits on a watch of the inode's lock keys until granted,
+ * until its caller is interrupted (EINTR) or at most the configured bound (ENOLCK).
  */
 public final class PosixLocks implements AutoCloseable {
-  /** How long F_SETLKW and a blocking flock wait before answering EINTR, unless configured. */
+  /** How long F_SETLKW and a blocking flock wait at most (then ENOLCK), unless configured. */
   public static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);
   /** The lease of the lock keys: as short as etcd grants, as the inode lock session's. */
   public static final Duration LEASE_TTL = Duration.ofSeconds(2);
@@ -50,16 +51,21 @@ public final class PosixLocks implements AutoCloseable {
     return ranges.getlk(ino, owner, wanted);
   }
 
-  /** F_SETLK ({@code wait} false: EAGAIN on conflict) and F_SETLKW (bounded: EINTR). */
-  public void setlk(long ino, long owner, PosixLock lock, boolean wait) throws FsException {
+  /**
+   * F_SETLK ({@code wait} false: EAGAIN on conflict) and F_SETLKW: waits until granted, EINTR once
+   * {@code interrupted} says the caller got a signal, ENOLCK at the bound.
+   */
+  public void setlk(long ino, long owner, PosixLock lock, boolean wait,
+      BooleanSupplier interrupted) throws FsException {
     checkFenced();
-    ranges.setlk(ino, owner, lock, wait);
+    ranges.setlk(ino, owner, lock, wait, interrupted);
   }
 
-  /** flock(2) with Linux's operation bits. */
-  public void flock(long ino, long owner, int op) throws FsException {
+  /** flock(2) with Linux's operation bits; waits as {@link #setlk} does. */
+  public void flock(long ino, long owner, int op, BooleanSupplier interrupted)
+      throws FsException {
     checkFenced();
-    files.flock(ino, owner, op);
+    files.flock(ino, owner, op, interrupted);
   }
 
   private void checkFenced() throws FsException {

@@ -7,6 +7,7 @@ import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.PosixLock;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.function.BooleanSupplier;
 
 /**
  * fcntl byte-range locks, cluster-wide: each owner's ranges are one key under the inode's
@@ -51,7 +52,8 @@ final class RangeLocks {
     return PosixLock.none(wanted.start(), wanted.end());
   }
 
-  void setlk(long ino, long owner, PosixLock lock, boolean wait) throws FsException {
+  void setlk(long ino, long owner, PosixLock lock, boolean wait, BooleanSupplier interrupted)
+      throws FsException {
     check(ino, lock, true);
     byte[] t = keys.posixLocks(ino);
     byte[] own = LockTable.ownerKey(t, node, owner);
@@ -71,7 +73,7 @@ final class RangeLocks {
           if (!wait) {
             throw new FsException(Errno.EAGAIN, what + ": held by " + holder.keyString());
           }
-          waits.await(table, t, s.revision(), deadline, what);
+          waits.await(table, t, s.revision(), deadline, interrupted, what);
           continue;
         }
       }

@@ -4,18 +4,29 @@ import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
- * The bound on a blocking lock call (F_SETLKW, flock without LOCK_NB) and the retry budget of
- * every lock change. libfuse 2 passes no interrupt to a callback and the kernel waits for its
- * answer uninterruptibly, so an unbounded wait would leave the caller unkillable: past the bound
- * the call answers EINTR, which is what an interrupted F_SETLKW returns, and programs that retry
- * on EINTR (glibc users with SA_RESTART loops, Java's FileChannel.lock, util-linux flock) go on
- * waiting in a new call.
+ * How a blocking lock call (F_SETLKW, flock without LOCK_NB) waits, and the retry budget of every
+ * lock change.
+ *
+ * <p>libfuse 2 hands a callback no interrupt, but it records the kernel's FUSE_INTERRUPT (sent when
+ * the waiting process gets a signal, SIGKILL included) where {@code fuse_interrupted()} reads it;
+ * the front end passes that check in, and the wait looks at it every {@link #POLL_NANOS}. An
+ * interrupted wait answers EINTR, which the kernel turns into exactly what a local lock does on a
+ * signal: the process dies, the call restarts (SA_RESTART), or it fails with EINTR.
+ *
+ * <p>Without a signal, EINTR would not reach the caller as EINTR: the kernel makes it
+ * ERESTARTSYS, which leaks out as errno 512. So the bound, a backstop for interrupts that cannot
+ * arrive (a single-threaded FUSE loop has no thread to read them), answers ENOLCK ("no locks
+ * available"), the errno fcntl(2) and flock(2) give for a lock the system could not provide.
  */
 final class Waits {
   /** Changes that keep losing the race to other owners give up with EIO after this many. */
   private static final int MAX_ATTEMPTS = 64;
+  /** How often a waiting call asks whether its caller was interrupted. */
+  static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
   private final Duration bound;
 
@@ -27,18 +38,30 @@ final class Waits {
     return System.nanoTime() + bound.toNanos();
   }
 
-  /** Waits for {@code table} to change after {@code revision}, or fails with EINTR. */
-  void await(LockTable table, byte[] key, long revision, long deadline, String what)
-      throws FsException {
-    try {
-      if (System.nanoTime() - deadline < 0 && table.awaitChange(key, revision, deadline)) {
-        return;
+  /**
+   * Waits for {@code table} to change after {@code revision}; fails with EINTR once {@code
+   * interrupted} says so and with ENOLCK at {@code deadline}.
+   */
+  void await(LockTable table, byte[] key, long revision, long deadline,
+      BooleanSupplier interrupted, String what) throws FsException {
+    try (LockTable.Change change = table.watch(key, revision)) {
+      while (true) {
+        if (interrupted.getAsBoolean() || Thread.currentThread().isInterrupted()) {
+          throw new FsException(Errno.EINTR, what + ": the waiting caller was interrupted");
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new FsException(Errno.ENOLCK, what + ": still held by another owner after "
+              + bound.toSeconds() + " s (the configured bound, lockWaitSeconds)");
+        }
+        if (change.await(Math.min(left, POLL_NANOS))) {
+          return;
+        }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      throw new FsException(Errno.EINTR, what + ": interrupted");
     }
-    throw new FsException(Errno.EINTR, what + ": still held by another owner after "
-        + bound.toSeconds() + " s; the caller sees EINTR and may ask again");
   }
 
   /** After a lost commit race: a short jittered pause, or EIO once the budget is spent. */

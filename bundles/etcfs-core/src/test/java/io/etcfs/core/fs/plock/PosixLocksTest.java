@@ -37,6 +37,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -49,6 +50,7 @@ import org.junit.jupiter.api.Timeout;
 class PosixLocksTest {
   static final long INO = 0x42;
   static final FsKeys KEYS = new FsKeys("t");
+  static final BooleanSupplier NEVER = () -> false;
 
   final MemoryMetaStore store = new MemoryMetaStore();
   /** Counts reads and watches, so tests can tell a waiter is waiting and an unlock is free. */
@@ -142,35 +144,35 @@ class PosixLocksTest {
   void readLocksOfTwoNodesCoexistAndAWriteLockConflictsWithBoth() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b");
-    a.setlk(INO, 1, lock(READ, 0, 99), false);
-    b.setlk(INO, 1, lock(READ, 50, 149), false);
-    assertEquals(Errno.EAGAIN, errno(() -> a.setlk(INO, 1, lock(WRITE, 120, 130), false)));
-    assertEquals(Errno.EAGAIN, errno(() -> b.setlk(INO, 2, lock(WRITE, 0, 0), false)));
-    a.setlk(INO, 1, lock(WRITE, 0, 49), false); // only its own read lock overlaps: upgraded
-    assertEquals(Errno.EAGAIN, errno(() -> b.setlk(INO, 1, lock(READ, 49, 49), false)));
-    b.setlk(INO, 1, lock(READ, 150, EOF), false);
+    a.setlk(INO, 1, lock(READ, 0, 99), false, NEVER);
+    b.setlk(INO, 1, lock(READ, 50, 149), false, NEVER);
+    assertEquals(Errno.EAGAIN, errno(() -> a.setlk(INO, 1, lock(WRITE, 120, 130), false, NEVER)));
+    assertEquals(Errno.EAGAIN, errno(() -> b.setlk(INO, 2, lock(WRITE, 0, 0), false, NEVER)));
+    a.setlk(INO, 1, lock(WRITE, 0, 49), false, NEVER); // only its own read lock overlaps: upgraded
+    assertEquals(Errno.EAGAIN, errno(() -> b.setlk(INO, 1, lock(READ, 49, 49), false, NEVER)));
+    b.setlk(INO, 1, lock(READ, 150, EOF), false, NEVER);
   }
 
   @Test
   void twoOwnersOnOneNodeConflictAsOnTwoNodes() throws Exception {
     PosixLocks a = node("a");
-    a.setlk(INO, 1, lock(WRITE, 0, EOF), false);
-    assertEquals(Errno.EAGAIN, errno(() -> a.setlk(INO, 2, lock(READ, 10, 10), false)));
-    a.setlk(INO + 1, 2, lock(WRITE, 0, EOF), false); // another inode
+    a.setlk(INO, 1, lock(WRITE, 0, EOF), false, NEVER);
+    assertEquals(Errno.EAGAIN, errno(() -> a.setlk(INO, 2, lock(READ, 10, 10), false, NEVER)));
+    a.setlk(INO + 1, 2, lock(WRITE, 0, EOF), false, NEVER); // another inode
   }
 
   @Test
   void getlkReportsTheConflictingRangeWithThePidOnlyOfLocalHolders() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b");
-    a.setlk(INO, 1, new PosixLock(WRITE, 10, 19, 4321), false);
+    a.setlk(INO, 1, new PosixLock(WRITE, 10, 19, 4321), false, NEVER);
     assertEquals(new PosixLock(WRITE, 10, 19, 0), b.getlk(INO, 1, lock(READ, 0, EOF)),
         "a pid of another node would name an unrelated local process");
     assertEquals(new PosixLock(WRITE, 10, 19, 4321), a.getlk(INO, 2, lock(READ, 15, 15)));
     assertEquals(PosixLock.none(20, EOF), b.getlk(INO, 1, lock(WRITE, 20, EOF)));
     assertEquals(PosixLock.Type.UNLOCK, a.getlk(INO, 1, lock(WRITE, 0, EOF)).type(),
         "the owner's own lock is no conflict");
-    b.setlk(INO, 7, new PosixLock(READ, 30, 39, 55), false);
+    b.setlk(INO, 7, new PosixLock(READ, 30, 39, 55), false, NEVER);
     assertEquals(new PosixLock(READ, 30, 39, 0), a.getlk(INO, 1, lock(WRITE, 20, EOF)));
     assertEquals(PosixLock.Type.UNLOCK, a.getlk(INO, 1, lock(READ, 20, EOF)).type());
   }
@@ -179,11 +181,11 @@ class PosixLocksTest {
   void unlockOfASubRangeFreesOnlyThatRange() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b");
-    a.setlk(INO, 1, lock(WRITE, 0, 99), false);
-    a.setlk(INO, 1, lock(UNLOCK, 40, 59), false);
-    b.setlk(INO, 1, lock(WRITE, 40, 59), false);
-    assertEquals(Errno.EAGAIN, errno(() -> b.setlk(INO, 1, lock(WRITE, 39, 39), false)));
-    assertEquals(Errno.EAGAIN, errno(() -> b.setlk(INO, 1, lock(WRITE, 60, 60), false)));
+    a.setlk(INO, 1, lock(WRITE, 0, 99), false, NEVER);
+    a.setlk(INO, 1, lock(UNLOCK, 40, 59), false, NEVER);
+    b.setlk(INO, 1, lock(WRITE, 40, 59), false, NEVER);
+    assertEquals(Errno.EAGAIN, errno(() -> b.setlk(INO, 1, lock(WRITE, 39, 39), false, NEVER)));
+    assertEquals(Errno.EAGAIN, errno(() -> b.setlk(INO, 1, lock(WRITE, 60, 60), false, NEVER)));
     assertEquals(new PosixLock(WRITE, 60, 99, 0), b.getlk(INO, 1, lock(READ, 60, EOF)));
   }
 
@@ -191,49 +193,66 @@ class PosixLocksTest {
   void aBlockedSetlkwIsWokenByTheHoldersUnlock() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b");
-    a.setlk(INO, 1, lock(WRITE, 0, EOF), false);
+    a.setlk(INO, 1, lock(WRITE, 0, EOF), false, NEVER);
     Future<?> waiter = pool.submit(() -> {
-      b.setlk(INO, 1, lock(WRITE, 100, 199), true);
+      b.setlk(INO, 1, lock(WRITE, 100, 199), true, NEVER);
       return null;
     });
     assertTrue(watches.tryAcquire(10, TimeUnit.SECONDS), "the waiter watches the table");
     assertFalse(waiter.isDone());
-    a.setlk(INO, 1, lock(UNLOCK, 0, EOF), false);
+    a.setlk(INO, 1, lock(UNLOCK, 0, EOF), false, NEVER);
     waiter.get(10, TimeUnit.SECONDS); // well inside the 30 s bound: woken, not timed out
     assertEquals(new PosixLock(WRITE, 100, 199, 0), a.getlk(INO, 2, lock(READ, 0, EOF)));
   }
 
   @Test
-  void aBoundedWaitEndsWithEintrAndTheLockIsStillObtainableAfter() throws Exception {
+  void aWaitEndsWithEnolckAtTheBoundAndTheLockIsObtainableAfter() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b", Duration.ofMillis(300));
-    a.setlk(INO, 1, lock(READ, 0, 0), false);
+    a.setlk(INO, 1, lock(READ, 0, 0), false, NEVER);
     long t0 = System.nanoTime();
-    assertEquals(Errno.EINTR, errno(() -> b.setlk(INO, 1, lock(WRITE, 0, 0), true)));
+    assertEquals(Errno.ENOLCK, errno(() -> b.setlk(INO, 1, lock(WRITE, 0, 0), true, NEVER)));
     assertTrue(System.nanoTime() - t0 >= TimeUnit.MILLISECONDS.toNanos(300));
-    a.flock(INO, 1, Vfs.LOCK_EX);
-    assertEquals(Errno.EINTR, errno(() -> b.flock(INO, 1, Vfs.LOCK_SH)));
-    a.setlk(INO, 1, lock(UNLOCK, 0, EOF), false);
-    b.setlk(INO, 1, lock(WRITE, 0, 0), true);
+    a.flock(INO, 1, Vfs.LOCK_EX, NEVER);
+    assertEquals(Errno.ENOLCK, errno(() -> b.flock(INO, 1, Vfs.LOCK_SH, NEVER)));
+    a.setlk(INO, 1, lock(UNLOCK, 0, EOF), false, NEVER);
+    b.setlk(INO, 1, lock(WRITE, 0, 0), true, NEVER);
+  }
+
+  @Test
+  void anInterruptedCallerStopsWaitingWithEintrLongBeforeTheBound() throws Exception {
+    PosixLocks a = node("a");
+    PosixLocks b = node("b", Duration.ofSeconds(30));
+    a.setlk(INO, 1, lock(WRITE, 0, EOF), false, NEVER);
+    a.flock(INO, 1, Vfs.LOCK_EX, NEVER);
+    AtomicBoolean signalled = new AtomicBoolean();
+    Future<Integer> fcntl = pool.submit(() -> errno(
+        () -> b.setlk(INO, 1, lock(READ, 0, 0), true, signalled::get)));
+    Future<Integer> flock = pool.submit(() -> errno(
+        () -> b.flock(INO, 1, Vfs.LOCK_SH, signalled::get)));
+    assertTrue(watches.tryAcquire(2, 10, TimeUnit.SECONDS), "both wait on a watch");
+    signalled.set(true);
+    assertEquals(Errno.EINTR, fcntl.get(10, TimeUnit.SECONDS));
+    assertEquals(Errno.EINTR, flock.get(10, TimeUnit.SECONDS));
   }
 
   @Test
   void aNodesLocksAreGoneWhenItsLeaseExpires() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b");
-    a.setlk(INO, 1, lock(WRITE, 0, EOF), false);
-    a.flock(INO, 1, Vfs.LOCK_EX);
+    a.setlk(INO, 1, lock(WRITE, 0, EOF), false, NEVER);
+    a.flock(INO, 1, Vfs.LOCK_EX, NEVER);
     Future<?> waiter = pool.submit(() -> {
-      b.setlk(INO, 1, lock(WRITE, 0, EOF), true);
+      b.setlk(INO, 1, lock(WRITE, 0, EOF), true, NEVER);
       return null;
     });
     assertTrue(watches.tryAcquire(10, TimeUnit.SECONDS));
     store.expireLease(leaseOf(KEYS.posixLocks(INO)));
     waiter.get(10, TimeUnit.SECONDS);
-    b.flock(INO, 1, Vfs.LOCK_EX | Vfs.LOCK_NB);
+    b.flock(INO, 1, Vfs.LOCK_EX | Vfs.LOCK_NB, NEVER);
     // a's next lock takes a new lease
-    a.setlk(INO + 1, 1, lock(WRITE, 0, EOF), false);
-    assertEquals(Errno.EAGAIN, errno(() -> b.setlk(INO + 1, 1, lock(READ, 0, 0), false)));
+    a.setlk(INO + 1, 1, lock(WRITE, 0, EOF), false, NEVER);
+    assertEquals(Errno.EAGAIN, errno(() -> b.setlk(INO + 1, 1, lock(READ, 0, 0), false, NEVER)));
   }
 
   private long leaseOf(byte[] table) {
@@ -249,51 +268,51 @@ class PosixLocksTest {
   void flockSharedLocksCoexistAndExclusiveOnesExclude() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b");
-    a.flock(INO, 1, Vfs.LOCK_SH);
-    b.flock(INO, 1, Vfs.LOCK_SH | Vfs.LOCK_NB);
-    assertEquals(Errno.EAGAIN, errno(() -> b.flock(INO, 2, Vfs.LOCK_EX | Vfs.LOCK_NB)));
-    a.flock(INO, 1, Vfs.LOCK_UN);
-    b.flock(INO, 1, Vfs.LOCK_EX | Vfs.LOCK_NB); // its own shared lock converted
-    assertEquals(Errno.EAGAIN, errno(() -> a.flock(INO, 1, Vfs.LOCK_SH | Vfs.LOCK_NB)));
-    assertEquals(Errno.EINVAL, errno(() -> a.flock(INO, 1, 3)));
+    a.flock(INO, 1, Vfs.LOCK_SH, NEVER);
+    b.flock(INO, 1, Vfs.LOCK_SH | Vfs.LOCK_NB, NEVER);
+    assertEquals(Errno.EAGAIN, errno(() -> b.flock(INO, 2, Vfs.LOCK_EX | Vfs.LOCK_NB, NEVER)));
+    a.flock(INO, 1, Vfs.LOCK_UN, NEVER);
+    b.flock(INO, 1, Vfs.LOCK_EX | Vfs.LOCK_NB, NEVER); // its own shared lock converted
+    assertEquals(Errno.EAGAIN, errno(() -> a.flock(INO, 1, Vfs.LOCK_SH | Vfs.LOCK_NB, NEVER)));
+    assertEquals(Errno.EINVAL, errno(() -> a.flock(INO, 1, 3, NEVER)));
   }
 
   @Test
   void aFlockConversionThatMustWaitLetsGoOfTheOldLockFirstAsLinuxDoes() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b");
-    a.flock(INO, 1, Vfs.LOCK_SH);
-    b.flock(INO, 1, Vfs.LOCK_SH);
-    assertEquals(Errno.EAGAIN, errno(() -> a.flock(INO, 1, Vfs.LOCK_EX | Vfs.LOCK_NB)));
-    b.flock(INO, 1, Vfs.LOCK_EX | Vfs.LOCK_NB); // a no longer holds its shared lock
+    a.flock(INO, 1, Vfs.LOCK_SH, NEVER);
+    b.flock(INO, 1, Vfs.LOCK_SH, NEVER);
+    assertEquals(Errno.EAGAIN, errno(() -> a.flock(INO, 1, Vfs.LOCK_EX | Vfs.LOCK_NB, NEVER)));
+    b.flock(INO, 1, Vfs.LOCK_EX | Vfs.LOCK_NB, NEVER); // a no longer holds its shared lock
   }
 
   @Test
   void aBlockedFlockIsWokenByTheHoldersUnlock() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b");
-    a.flock(INO, 1, Vfs.LOCK_EX);
+    a.flock(INO, 1, Vfs.LOCK_EX, NEVER);
     Future<?> waiter = pool.submit(() -> {
-      b.flock(INO, 1, Vfs.LOCK_SH);
+      b.flock(INO, 1, Vfs.LOCK_SH, NEVER);
       return null;
     });
     assertTrue(watches.tryAcquire(10, TimeUnit.SECONDS));
-    a.flock(INO, 1, Vfs.LOCK_UN);
+    a.flock(INO, 1, Vfs.LOCK_UN, NEVER);
     waiter.get(10, TimeUnit.SECONDS);
-    assertEquals(Errno.EAGAIN, errno(() -> a.flock(INO, 1, Vfs.LOCK_EX | Vfs.LOCK_NB)));
+    assertEquals(Errno.EAGAIN, errno(() -> a.flock(INO, 1, Vfs.LOCK_EX | Vfs.LOCK_NB, NEVER)));
   }
 
   @Test
   void flockAndFcntlLocksNeverConflict() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b");
-    a.flock(INO, 1, Vfs.LOCK_EX);
-    b.setlk(INO, 1, lock(WRITE, 0, EOF), false);
+    a.flock(INO, 1, Vfs.LOCK_EX, NEVER);
+    b.setlk(INO, 1, lock(WRITE, 0, EOF), false, NEVER);
     assertEquals(new PosixLock(WRITE, 0, EOF, 0), a.getlk(INO, 1, lock(READ, 0, 0)));
-    b.flock(INO, 2, Vfs.LOCK_UN); // an flock unlock leaves the fcntl lock alone
-    assertEquals(Errno.EAGAIN, errno(() -> a.setlk(INO, 2, lock(READ, 0, 0), false)));
-    b.setlk(INO, 1, lock(UNLOCK, 0, EOF), false); // and the other way round
-    assertEquals(Errno.EAGAIN, errno(() -> b.flock(INO, 2, Vfs.LOCK_SH | Vfs.LOCK_NB)));
+    b.flock(INO, 2, Vfs.LOCK_UN, NEVER); // an flock unlock leaves the fcntl lock alone
+    assertEquals(Errno.EAGAIN, errno(() -> a.setlk(INO, 2, lock(READ, 0, 0), false, NEVER)));
+    b.setlk(INO, 1, lock(UNLOCK, 0, EOF), false, NEVER); // and the other way round
+    assertEquals(Errno.EAGAIN, errno(() -> b.flock(INO, 2, Vfs.LOCK_SH | Vfs.LOCK_NB, NEVER)));
   }
 
   @Test
@@ -301,14 +320,14 @@ class PosixLocksTest {
     PosixLocks a = node("a");
     int before = ranges.get();
     for (int i = 0; i < 100; i++) { // what libfuse sends on every close
-      a.setlk(INO, i, lock(UNLOCK, 0, EOF), false);
-      a.flock(INO, i, Vfs.LOCK_UN);
+      a.setlk(INO, i, lock(UNLOCK, 0, EOF), false, NEVER);
+      a.flock(INO, i, Vfs.LOCK_UN, NEVER);
     }
     assertEquals(before, ranges.get());
-    a.setlk(INO, 1, lock(READ, 0, 0), false);
-    a.setlk(INO, 1, lock(UNLOCK, 0, EOF), false);
+    a.setlk(INO, 1, lock(READ, 0, 0), false, NEVER);
+    a.setlk(INO, 1, lock(UNLOCK, 0, EOF), false, NEVER);
     int after = ranges.get();
-    a.setlk(INO, 1, lock(UNLOCK, 0, EOF), false);
+    a.setlk(INO, 1, lock(UNLOCK, 0, EOF), false, NEVER);
     assertEquals(after, ranges.get(), "forgotten once released");
   }
 
@@ -316,14 +335,14 @@ class PosixLocksTest {
   void anInodeNobodyLocksKeepsNoKey() throws Exception {
     PosixLocks a = node("a");
     PosixLocks b = node("b");
-    a.setlk(INO, 1, lock(READ, 0, 9), false);
-    b.setlk(INO, 1, lock(READ, 5, 19), false);
-    a.flock(INO, 1, Vfs.LOCK_SH);
+    a.setlk(INO, 1, lock(READ, 0, 9), false, NEVER);
+    b.setlk(INO, 1, lock(READ, 5, 19), false, NEVER);
+    a.flock(INO, 1, Vfs.LOCK_SH, NEVER);
     assertEquals(3, store.prefix(KEYS.posixLocks(INO), 0).kvs().size(), "version + 2 owners");
-    a.setlk(INO, 1, lock(UNLOCK, 0, EOF), false);
-    b.setlk(INO, 1, lock(UNLOCK, 0, 4), false);
-    b.setlk(INO, 1, lock(UNLOCK, 5, EOF), false);
-    a.flock(INO, 1, Vfs.LOCK_UN);
+    a.setlk(INO, 1, lock(UNLOCK, 0, EOF), false, NEVER);
+    b.setlk(INO, 1, lock(UNLOCK, 0, 4), false, NEVER);
+    b.setlk(INO, 1, lock(UNLOCK, 5, EOF), false, NEVER);
+    a.flock(INO, 1, Vfs.LOCK_UN, NEVER);
     assertEquals(0, store.prefix(KEYS.posixLocks(INO), 0).kvs().size());
     assertEquals(0, store.prefix(KEYS.flocks(INO), 0).kvs().size());
   }
@@ -333,12 +352,12 @@ class PosixLocksTest {
     Node member = new Node("a");
     PosixLocks a = new PosixLocks(counting, KEYS, member, Duration.ofSeconds(1));
     nodes.add(a);
-    assertEquals(Errno.EINVAL, errno(() -> a.setlk(INO, 1, lock(WRITE, -1, 5), false)));
-    assertEquals(Errno.EINVAL, errno(() -> a.setlk(INO, 1, lock(WRITE, 9, 5), false)));
+    assertEquals(Errno.EINVAL, errno(() -> a.setlk(INO, 1, lock(WRITE, -1, 5), false, NEVER)));
+    assertEquals(Errno.EINVAL, errno(() -> a.setlk(INO, 1, lock(WRITE, 9, 5), false, NEVER)));
     assertEquals(Errno.EINVAL, errno(() -> a.getlk(INO, 1, lock(UNLOCK, 0, 5))));
     member.fenced.set(true);
-    assertEquals(Errno.EIO, errno(() -> a.setlk(INO, 1, lock(WRITE, 0, 5), false)));
-    assertEquals(Errno.EIO, errno(() -> a.flock(INO, 1, Vfs.LOCK_EX)));
+    assertEquals(Errno.EIO, errno(() -> a.setlk(INO, 1, lock(WRITE, 0, 5), false, NEVER)));
+    assertEquals(Errno.EIO, errno(() -> a.flock(INO, 1, Vfs.LOCK_EX, NEVER)));
   }
 
   @Test
@@ -353,10 +372,10 @@ class PosixLocksTest {
       long owner = w;
       workers.add(pool.submit(() -> {
         for (int i = 0; i < 20; i++) {
-          n.setlk(INO, owner, lock(WRITE, 10, 20), true);
+          n.setlk(INO, owner, lock(WRITE, 10, 20), true, NEVER);
           worst.accumulateAndGet(inside.incrementAndGet(), Math::max);
           inside.decrementAndGet();
-          n.setlk(INO, owner, lock(UNLOCK, 0, EOF), false);
+          n.setlk(INO, owner, lock(UNLOCK, 0, EOF), false, NEVER);
         }
         return null;
       }));
