@@ -49,7 +49,8 @@ final class FileLocks {
     String id = new String(own, StandardCharsets.UTF_8);
     String what = "flock of inode " + ino;
     long deadline = waits.deadline();
-    for (int attempt = 0; ; attempt++) {
+    int races = 0; // commits lost to another owner's change, not wake-ups of a wait
+    while (true) {
       LockTable.Snapshot s = table.read(t, own);
       String current = s.own() == null ? null : s.own().valueString();
       if (mode.equals(current)) {
@@ -64,14 +65,16 @@ final class FileLocks {
       } else if (current != null) {
         // Linux converts a flock lock by dropping the old one first, then asking for the new
         // one: a conversion that has to wait (or fails with LOCK_NB) has let go of the old lock.
-        table.commit(t, own, s, null);
+        if (table.commit(t, own, s, null)) {
+          continue;
+        }
       } else if (!wait) {
         throw new FsException(Errno.EAGAIN, what + ": held by " + holder.keyString());
       } else {
         waits.await(table, t, s.revision(), deadline, interrupted, what);
         continue;
       }
-      waits.conflict(attempt, what);
+      waits.conflict(races++, what);
     }
   }
 

@@ -65,7 +65,8 @@ final class RangeLocks {
     }
     String what = "fcntl lock of inode " + ino;
     long deadline = waits.deadline();
-    for (int attempt = 0; ; attempt++) {
+    int races = 0; // commits lost to another owner's change, not wake-ups of a wait
+    while (true) {
       LockTable.Snapshot s = table.read(t, own);
       if (!unlock) {
         KeyValue holder = conflicting(s, lock);
@@ -99,7 +100,7 @@ final class RangeLocks {
         }
         return;
       }
-      waits.conflict(attempt, what);
+      waits.conflict(races++, what);
     }
   }
 
