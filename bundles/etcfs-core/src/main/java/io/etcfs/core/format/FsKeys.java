@@ -84,6 +84,19 @@ public final class FsKeys {
   }
 
   /**
+   * The fcntl byte-range locks of an inode: this key is the inode's lock-table version (written
+   * by every change, compared at commit); the owners' keys live under it plus {@code /}.
+   */
+  public byte[] posixLocks(long ino) {
+    return Keys.of(prefix + "plocks/" + hex(ino));
+  }
+
+  /** The flock locks of an inode, laid out as {@link #posixLocks}. */
+  public byte[] flocks(long ino) {
+    return Keys.of(prefix + "flocks/" + hex(ino));
+  }
+
+  /**
    * Whether a watch event inserts this key into a node's cache even if it was not cached: the
    * keys the namespace reads one at a time (inodes, entries, directory times).
    */

@@ -2,6 +2,7 @@ package io.etcfs.core.fs;
 
 import io.etcfs.core.format.FsKeys;
 import io.etcfs.core.fs.cache.CacheWatch;
+import io.etcfs.core.fs.plock.PosixLocks;
 import io.etcfs.core.fs.tx.GuardSource;
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.lock.LockService;
@@ -13,10 +14,13 @@ import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.DirPage;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.OpenFile;
+import io.etcfs.spi.vfs.PosixLock;
 import io.etcfs.spi.vfs.SetAttr;
 import io.etcfs.spi.vfs.StatFs;
 import io.etcfs.spi.vfs.Vfs;
+import java.time.Duration;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -40,6 +44,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   private final Truncator truncator;
   private final Files files;
   private final InodeLocks locks;
+  private final PosixLocks posixLocks;
   /** The xattr that publishes a file: {@code setfattr -n user.etcfs.publish FILE}. */
   public static final String PUBLISH = "user.etcfs.publish";
 
@@ -51,6 +56,17 @@ public final class EtcFs implements Vfs, AutoCloseable {
   public EtcFs(MetaStore store, String fsName, Membership membership,
       Supplier<Allocator> allocator, Supplier<LockService> lockService, BlockDevice device,
       int blockSize, long bufferBytes) {
+    this(store, fsName, membership, allocator, lockService, device, blockSize, bufferBytes,
+        PosixLocks.DEFAULT_WAIT);
+  }
+
+  /**
+   * As above, with the bound on a blocking fcntl or flock lock request ({@code lockWait}), past
+   * which the caller sees ENOLCK.
+   */
+  public EtcFs(MetaStore store, String fsName, Membership membership,
+      Supplier<Allocator> allocator, Supplier<LockService> lockService, BlockDevice device,
+      int blockSize, long bufferBytes, Duration lockWait) {
     this.ctx = new Ctx(store, new FsKeys(fsName), membership, allocator, device, blockSize);
     this.watch = new CacheWatch(store, ctx.keys, ctx.cache);
     Extents extents = new Extents(ctx);
@@ -70,6 +86,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.truncator = new Truncator(ctx, extents, flusher, open, budget, locks);
     DataPath data = new DataPath(ctx, extents, budget, flusher, locks);
     this.files = new Files(ctx, lookups, creates, open, data, flusher, truncator, purger, budget);
+    this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
     watch.start();
   }
 
@@ -210,7 +227,25 @@ public final class EtcFs implements Vfs, AutoCloseable {
   }
 
   @Override
+  public PosixLock getlk(long ino, long owner, PosixLock wanted) throws FsException {
+    return Calls.run(ctx, "getlk " + ino, () -> posixLocks.getlk(ino, owner, wanted));
+  }
+
+  @Override
+  public void setlk(long ino, long owner, PosixLock lock, boolean wait,
+      BooleanSupplier interrupted) throws FsException {
+    Calls.run(ctx, "setlk " + ino, () -> posixLocks.setlk(ino, owner, lock, wait, interrupted));
+  }
+
+  @Override
+  public void flock(long ino, long owner, int op, BooleanSupplier interrupted)
+      throws FsException {
+    Calls.run(ctx, "flock " + ino, () -> posixLocks.flock(ino, owner, op, interrupted));
+  }
+
+  @Override
   public void close() {
+    posixLocks.close();
     watch.close();
   }
 }

@@ -19,4 +19,8 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
   @AttributeDefinition(description = "Filter choosing the allocator backend")
   String allocator_target() default "(etcfs.backend=arena)";
+
+  @AttributeDefinition(description = "How long F_SETLKW and a blocking flock wait at most for a"
+      + " lock held elsewhere before the caller sees ENOLCK; a signal ends the wait at once")
+  int lockWaitSeconds() default 30;
 }

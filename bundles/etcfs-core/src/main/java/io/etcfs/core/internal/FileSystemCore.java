@@ -12,6 +12,7 @@ import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.vfs.Vfs;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.concurrent.atomic.AtomicReference;
@@ -66,11 +67,16 @@ public final class FileSystemCore {
       CoreConfig config, @Reference MetaStore store, @Reference Membership membership,
       BundleContext context)
       throws IOException, FormatException {
+    if (config.lockWaitSeconds() <= 0) {
+      throw new IllegalArgumentException("lockWaitSeconds must be at least 1, not "
+          + config.lockWaitSeconds());
+    }
     FsRecord record = FilesystemCheck.verify(store, config.fsName(), Path.of(config.device()));
     this.device = FileBlockDevice.open(Path.of(config.device()));
     try {
       this.engine = new EtcFs(store, config.fsName(), membership, allocator::get, lock::get, device,
-          record.superblock().blockSize(), EtcFs.DEFAULT_BUFFER_BYTES);
+          record.superblock().blockSize(), EtcFs.DEFAULT_BUFFER_BYTES,
+          Duration.ofSeconds(config.lockWaitSeconds()));
     } catch (RuntimeException e) {
       device.close();
       throw e;

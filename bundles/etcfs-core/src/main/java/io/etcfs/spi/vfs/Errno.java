@@ -4,6 +4,7 @@ package io.etcfs.spi.vfs;
 public final class Errno {
   public static final int EPERM = 1;
   public static final int ENOENT = 2;
+  public static final int EINTR = 4;
   public static final int EIO = 5;
   public static final int E2BIG = 7;
   public static final int EBADF = 9;

@@ -1,6 +1,7 @@
 package io.etcfs.spi.vfs;
 
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
@@ -11,6 +12,12 @@ import org.osgi.annotation.versioning.ProviderType;
 public interface Vfs {
   long ROOT = 1;
   int NAME_MAX = 255;
+
+  /** flock(2) operations, Linux values: shared, exclusive, don't wait (or-ed in), unlock. */
+  int LOCK_SH = 1;
+  int LOCK_EX = 2;
+  int LOCK_NB = 4;
+  int LOCK_UN = 8;
 
   /** Resolves an absolute path ("/", "/a/b") by walking {@link #lookup}. */
   Attr resolve(String path, Caller caller) throws FsException;
@@ -58,4 +65,29 @@ public interface Vfs {
   List<String> listxattr(long ino) throws FsException;
 
   void removexattr(long ino, String name, Caller caller) throws FsException;
+
+  /**
+   * fcntl F_GETLK: a lock of another owner that conflicts with {@code wanted}, or a lock of type
+   * {@link PosixLock.Type#UNLOCK} if none does. Locks are cluster-wide; {@code owner} is the
+   * front end's lock owner (unique on this node: the node makes it unique in the cluster).
+   */
+  PosixLock getlk(long ino, long owner, PosixLock wanted) throws FsException;
+
+  /**
+   * fcntl F_SETLK / F_SETLKW: sets or clears {@code lock}'s range for {@code owner}, splitting
+   * and merging the owner's ranges as POSIX says. A conflict fails with EAGAIN unless {@code
+   * wait}. A wait lasts until the lock is granted; until {@code interrupted} (asked on the calling
+   * thread, often) reports that the caller got a signal, then EINTR; or until the implementation's
+   * bound, then ENOLCK. A front end that cannot tell passes {@code () -> false}.
+   */
+  void setlk(long ino, long owner, PosixLock lock, boolean wait, BooleanSupplier interrupted)
+      throws FsException;
+
+  /**
+   * flock(2): {@code op} is {@link #LOCK_SH}, {@link #LOCK_EX} or {@link #LOCK_UN}, optionally
+   * or-ed with {@link #LOCK_NB}. flock locks and POSIX locks never conflict with each other; a
+   * conversion between shared and exclusive lets go of the old lock first, as Linux does. A
+   * conflict with LOCK_NB fails with EAGAIN (EWOULDBLOCK); a wait ends as for {@link #setlk}.
+   */
+  void flock(long ino, long owner, int op, BooleanSupplier interrupted) throws FsException;
 }

@@ -12,6 +12,7 @@ import jnr.ffi.Struct;
 import ru.serce.jnrfuse.FuseFillDir;
 import ru.serce.jnrfuse.FuseStubFS;
 import ru.serce.jnrfuse.struct.FileStat;
+import ru.serce.jnrfuse.struct.Flock;
 import ru.serce.jnrfuse.struct.FuseContext;
 import ru.serce.jnrfuse.struct.FuseFileInfo;
 import ru.serce.jnrfuse.struct.Statvfs;
@@ -20,9 +21,9 @@ import ru.serce.jnrfuse.struct.Timespec;
 /**
  * The libfuse 2 high-level callbacks, each run through {@link Guard} and delegated to the part
  * that implements it. What is not overridden here stays unregistered with libfuse, which answers
- * ENOSYS itself: lock and flock (so the kernel keeps POSIX and flock locks node-local until
- * issue #4, and libfuse makes no lock(F_UNLCK) call on every close), bmap, ioctl, poll,
- * fallocate.
+ * ENOSYS itself: bmap, ioctl, poll, fallocate. lock and flock are registered, so the kernel hands
+ * every fcntl and flock lock to the cluster (and libfuse calls lock(F_SETLK, F_UNLCK) on every
+ * close, which costs nothing for an owner that holds no lock).
  */
 final class EtcfsFuse extends FuseStubFS {
   private static final Logger LOG = System.getLogger(EtcfsFuse.class.getName());
@@ -35,11 +36,13 @@ final class EtcfsFuse extends FuseStubFS {
   private final FileIo files;
   private final Directories dirs;
   private final Xattrs xattrs;
+  private final Locks locks;
 
   EtcfsFuse(Vfs vfs, boolean directIo, boolean zeroCopy) {
     this.vfs = vfs;
     this.names = new Namespace(vfs);
-    this.files = new FileIo(vfs, handles, new IoBuffers(zeroCopy), directIo);
+    this.locks = new Locks(vfs, handles, Interrupts.load());
+    this.files = new FileIo(vfs, handles, new IoBuffers(zeroCopy), directIo, locks);
     this.dirs = new Directories(vfs, handles);
     this.xattrs = new Xattrs(vfs);
     RawFlags.setOperationFlags(fuseOperations, RawFlags.NULLPATH_OK | RawFlags.UTIME_OMIT_OK);
@@ -260,6 +263,21 @@ final class EtcfsFuse extends FuseStubFS {
   @Override
   public int ftruncate(String path, long size, FuseFileInfo fi) {
     return guard.run("ftruncate", path, () -> files.truncate(fi, size, caller()));
+  }
+
+  /**
+   * fcntl F_GETLK / F_SETLK / F_SETLKW. F_SETLKW waits until granted or until the caller gets a
+   * signal (seen through fuse_interrupted()), at most the core's bound.
+   */
+  @Override
+  public int lock(String path, FuseFileInfo fi, int cmd, Flock flock) {
+    return guard.run("lock", path, () -> locks.lock(fi, cmd, flock));
+  }
+
+  /** flock(2); libfuse passes LOCK_NB or-ed in for a request that must not wait. */
+  @Override
+  public int flock(String path, FuseFileInfo fi, int op) {
+    return guard.run("flock", path, () -> locks.flock(fi, op));
   }
 
   // ---- directories

@@ -21,12 +21,14 @@ final class FileIo {
   private final Handles handles;
   private final IoBuffers buffers;
   private final boolean directIo;
+  private final Locks locks;
 
-  FileIo(Vfs vfs, Handles handles, IoBuffers buffers, boolean directIo) {
+  FileIo(Vfs vfs, Handles handles, IoBuffers buffers, boolean directIo, Locks locks) {
     this.vfs = vfs;
     this.handles = handles;
     this.buffers = buffers;
     this.directIo = directIo;
+    this.locks = locks;
   }
 
   int open(Attr attr, FuseFileInfo fi, Caller caller) throws FsException {
@@ -82,9 +84,14 @@ final class FileIo {
     return 0;
   }
 
-  /** The last close. A flock_release bit needs nothing yet: flock is local until issue #4. */
+  /** The last close; it also lets go of the file's flock lock, whatever the release says. */
   int release(FuseFileInfo fi) throws FsException {
-    handles.removeFile(fi.fh.get()).release();
+    OpenFile file = handles.removeFile(fi.fh.get());
+    try {
+      file.release();
+    } finally {
+      locks.released(file, fi);
+    }
     return 0;
   }
 

@@ -7,6 +7,7 @@ import io.etcfs.spi.vfs.DirPage;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.OpenFile;
+import io.etcfs.spi.vfs.PosixLock;
 import io.etcfs.spi.vfs.SetAttr;
 import io.etcfs.spi.vfs.StatFs;
 import io.etcfs.spi.vfs.Vfs;
@@ -17,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 /**
  * A Vfs of inodes in a map, for mounting the front end in tests. One lock for everything; no
@@ -37,6 +39,19 @@ final class MemoryVfs implements Vfs {
   final AtomicInteger largestWrite = new AtomicInteger();
   final AtomicInteger released = new AtomicInteger();
   final List<Integer> openFlags = java.util.Collections.synchronizedList(new ArrayList<>());
+  /** Every lock call as the front end made it, in order. */
+  final List<LockCall> lockCalls = java.util.Collections.synchronizedList(new ArrayList<>());
+  /** What getlk answers. */
+  volatile PosixLock getlkAnswer;
+
+  /**
+   * One call of getlk, setlk or flock.
+   *
+   * @param op "getlk", "setlk", "setlkw" or "flock"
+   * @param lock the lock asked for (null for flock)
+   * @param flockOp the flock operation (0 for the others)
+   */
+  record LockCall(String op, long ino, long owner, PosixLock lock, int flockOp) {}
 
   MemoryVfs() {
     nodes.put(ROOT, MemoryNode.directory(ROOT, 0755, Caller.ROOT, null));
@@ -355,6 +370,55 @@ final class MemoryVfs implements Vfs {
     public void release() throws FsException {
       released.incrementAndGet();
       enter("release");
+    }
+  }
+
+  // Lock calls are not synchronized: a waiting one must not stop the rest of the filesystem.
+
+  @Override
+  public PosixLock getlk(long ino, long owner, PosixLock wanted) throws FsException {
+    lockCalls.add(new LockCall("getlk", ino, owner, wanted, 0));
+    enter("getlk");
+    PosixLock answer = getlkAnswer;
+    return answer != null ? answer : PosixLock.none(wanted.start(), wanted.end());
+  }
+
+  @Override
+  public void setlk(long ino, long owner, PosixLock lock, boolean wait,
+      BooleanSupplier interrupted) throws FsException {
+    lockCalls.add(new LockCall(wait ? "setlkw" : "setlk", ino, owner, lock, 0));
+    enter(wait ? "setlkw" : "setlk");
+    if (wait) {
+      blockWhile(ino, interrupted);
+    }
+  }
+
+  @Override
+  public void flock(long ino, long owner, int op, BooleanSupplier interrupted)
+      throws FsException {
+    lockCalls.add(new LockCall("flock", ino, owner, null, op));
+    enter("flock");
+    if ((op & (LOCK_NB | LOCK_UN)) == 0) {
+      blockWhile(ino, interrupted);
+    }
+  }
+
+  /** Inodes whose blocking lock calls wait until their caller is interrupted. */
+  final java.util.Set<Long> blocking = ConcurrentHashMap.newKeySet();
+  /** Blocking calls that ended because their caller was interrupted. */
+  final AtomicInteger interruptedWaits = new AtomicInteger();
+
+  private void blockWhile(long ino, BooleanSupplier interrupted) throws FsException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+    while (blocking.contains(ino) && System.nanoTime() - deadline < 0) {
+      if (interrupted.getAsBoolean()) {
+        interruptedWaits.incrementAndGet();
+        throw new FsException(Errno.EINTR, "test: the caller was interrupted");
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+    }
+    if (blocking.contains(ino)) {
+      throw new FsException(Errno.ENOLCK, "test: never interrupted");
     }
   }
 }
