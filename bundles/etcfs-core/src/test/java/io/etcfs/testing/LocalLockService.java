@@ -64,7 +64,14 @@ public final class LocalLockService implements LockService {
     }
   };
 
-  public LocalLockService(Table table, MetaStore store, String name) {
+  private final String keyPrefix;
+
+  /**
+   * @param keyPrefix where grants put their token keys: under the filesystem's prefix, so that
+   *     a cache watching it sees each grant's revision
+   */
+  public LocalLockService(Table table, MetaStore store, String keyPrefix, String name) {
+    this.keyPrefix = keyPrefix;
     this.table = table;
     this.store = store;
     this.name = name;
@@ -176,6 +183,6 @@ public final class LocalLockService implements LockService {
   }
 
   private byte[] key(long inode) {
-    return Keys.of("/test-locks/" + inode + "/" + name);
+    return Keys.of(keyPrefix + inode + "/" + name);
   }
 }

@@ -13,9 +13,10 @@ package io.etcfs.spi.lock;
  * @param mode the mode held
  * @param fencingToken strictly increasing per inode across holders; compared by guarded commits
  * @param sessionId the lock session the lock is held under
- * @param grantRevision a store revision at which the grant was observed: everything the previous
- *     holders committed is at or before it, so a holder that reads through a watch-fed cache
- *     waits for the cache to reach it before trusting what it reads
+ * @param grantRevision a store revision everything the previous holders committed is at or
+ *     before, so that a holder reading through a watch-fed cache waits for the cache to reach it
+ *     before trusting what it reads; where it can, the service names the revision of a change
+ *     under the filesystem's prefix (the previous holder's release), which such a watch delivers
  */
 public record HeldLock(
     long inode, LockMode mode, long fencingToken, long sessionId, long grantRevision) {}

@@ -49,7 +49,8 @@ final class FsFixture implements AutoCloseable {
       this.name = name;
       store.commit(new Txn().then(Op.put(keys.member(name), Keys.of("test"))));
       this.generation = store.get(keys.member(name)).orElseThrow().createRevision();
-      LocalLockService lockService = new LocalLockService(locks, store, name);
+      LocalLockService lockService = new LocalLockService(locks, store,
+          "/etcfs/" + FS + "/test-locks/", name);
       this.fs = new EtcFs(via, FS, this, () -> allocator, () -> lockService, device, 4096,
           buffer);
     }

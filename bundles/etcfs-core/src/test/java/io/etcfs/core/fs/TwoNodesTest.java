@@ -140,7 +140,7 @@ class TwoNodesTest {
     a.fs.setxattr(w.ino(), EtcFs.PUBLISH, new byte[0], 0, ROOT);
     assertEquals(1, fx.store.prefix(fx.keys.extentPrefix(w.ino()), 0).kvs().size(),
         "published: committed");
-    assertTrue(fx.store.prefix(Keys.of("/test-locks/" + w.ino() + "/"), 0).kvs().isEmpty(),
+    assertTrue(fx.store.prefix(Keys.of("/etcfs/t/test-locks/" + w.ino() + "/"), 0).kvs().isEmpty(),
         "published: no lock held");
     assertEquals(Errno.ENODATA, assertThrows(FsException.class,
         () -> a.fs.getxattr(w.ino(), EtcFs.PUBLISH)).errno(), "publish is an action, not stored");

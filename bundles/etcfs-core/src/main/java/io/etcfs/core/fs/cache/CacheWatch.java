@@ -35,12 +35,6 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
     this.store = store;
     this.keys = keys;
     this.cache = cache;
-    cache.setProgressRequester(() -> {
-      Watch w = watch;
-      if (w != null) {
-        w.requestProgress();
-      }
-    });
     this.restarter = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "etcfs-cache-watch");
       t.setDaemon(true);
@@ -97,11 +91,6 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
       case 'x' -> cache.invalidateGroup(MetaCache.xattrsSlot(ino));
       default -> { }
     }
-  }
-
-  @Override
-  public void onProgress(long revision) {
-    cache.progressed(revision);
   }
 
   @Override

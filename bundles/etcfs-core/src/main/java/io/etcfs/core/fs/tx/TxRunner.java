@@ -66,7 +66,17 @@ public final class TxRunner {
     for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       checkFenced();
       MetaTx tx = new MetaTx(attempt == 0 ? cache : cache.fresh());
-      T result = body.run(tx);
+      T result;
+      try {
+        result = body.run(tx);
+      } catch (FsException e) {
+        // An answer like EEXIST or ENOENT may rest on a cached key another node changed a
+        // moment ago (the watch not there yet): only a fresh read may give it.
+        if (attempt == 0 && !(e instanceof OutcomeUnknownException)) {
+          continue;
+        }
+        throw e;
+      }
       if (!tx.hasWrites()) {
         return result;
       }

@@ -241,6 +241,7 @@ public final class EtcdLockService implements LockService, WatchListener {
     }
     long token = put.revision();
     RangeResult queue = put.ranges().get(0);
+    long firstEpoch = restarts;
     while (true) {
       long epoch = restarts;
       List<KeyValue> keys = new ArrayList<>(queue.kvs());
@@ -252,7 +253,7 @@ public final class EtcdLockService implements LockService, WatchListener {
       }
       if (granted(keys, mine, mode)) {
         HeldLock lock = new HeldLock(inode, mode, mine.createRevision(), s.lease,
-            queue.revision());
+            grantRevision(gate, token, queue, firstEpoch));
         Held h = new Held(lock, s);
         held.put(inode, h);
         recallIfWanted(h, keys);
@@ -270,6 +271,21 @@ public final class EtcdLockService implements LockService, WatchListener {
       }
       queue = store.prefix(inodePrefix(inode), 0);
     }
+  }
+
+  /**
+   * The revision a new holder's caches must reach to show what earlier holders committed: they
+   * committed before they deleted their keys, and those deletes are changes of this inode's queue
+   * that the watch showed (or preceded this request's own put). Both are changes under the
+   * filesystem's prefix, which a watch on it is sure to deliver. Only if the watch restarted
+   * meanwhile (and may have missed the delete) is it the queue read's own revision, which may
+   * belong to a change elsewhere in etcd.
+   */
+  private long grantRevision(InodeState gate, long token, RangeResult queue, long firstEpoch) {
+    if (restarts != firstEpoch) {
+      return queue.revision();
+    }
+    return Math.max(token, Math.min(gate.lastEvent.get(), queue.revision()));
   }
 
   /** Waits until a lock being recalled has been given back (its handler is flushing). */
