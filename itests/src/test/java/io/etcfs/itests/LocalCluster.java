@@ -59,6 +59,7 @@ final class LocalCluster implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    printWarnings();
     try {
       Distribution.etcfs(runtime, T, "down", "--dir", dir.toString());
     } catch (Exception | AssertionError e) {
@@ -68,6 +69,26 @@ final class LocalCluster implements AutoCloseable {
       for (Path mp : mounts()) {
         unmountQuietly(mp);
       }
+    }
+  }
+
+  /** The nodes' warnings, on the test's output: what a failed run on CI leaves to go by. */
+  private void printWarnings() {
+    Path logs = dir.resolve("log");
+    if (!Files.isDirectory(logs)) {
+      return;
+    }
+    try (var files = Files.list(logs)) {
+      for (Path log : files.sorted().toList()) {
+        java.util.List<String> lines = Files.readAllLines(log).stream()
+            .filter(l -> l.contains(" WARNING ") || l.contains(" SEVERE ") || l.contains(" ERROR "))
+            .filter(l -> !l.contains("hazelcast") && !l.contains("org.jline"))
+            .toList();
+        lines.stream().skip(Math.max(0, lines.size() - 40))
+            .forEach(l -> System.err.println(log.getFileName() + ": " + l));
+      }
+    } catch (IOException | java.io.UncheckedIOException e) {
+      System.err.println("cannot read node logs in " + logs + ": " + e);
     }
   }
 

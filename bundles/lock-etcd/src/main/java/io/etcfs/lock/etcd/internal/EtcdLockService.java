@@ -67,6 +67,10 @@ public final class EtcdLockService implements LockService, WatchListener {
   static final String PID = "io.etcfs.lock.etcd";
   static final String BACKEND_NAME = "etcd";
   private static final Logger LOG = System.getLogger(EtcdLockService.class.getName());
+  /** A waiter repeats its request after this long without a change of its inode's queue. */
+  private static final long NUDGE_NANOS = TimeUnit.SECONDS.toNanos(2);
+  /** A holder asked again this long after a recall that has not ended is recalled again. */
+  private static final long RECALL_AGAIN_NANOS = TimeUnit.SECONDS.toNanos(5);
 
   @ObjectClassDefinition(
       name = "etcfs lock backend: etcd",
@@ -105,6 +109,7 @@ public final class EtcdLockService implements LockService, WatchListener {
     final long grantedAt = System.nanoTime();
     volatile long lastUsed = System.nanoTime();
     volatile boolean recalling;
+    volatile long recalledAt;
     /** The recall was delivered: the lock is on its way out and never handed out again. */
     volatile boolean releasing;
 
@@ -264,10 +269,17 @@ public final class EtcdLockService implements LockService, WatchListener {
         }
         return lock;
       }
-      if (!awaitChange(gate, queue.revision(), epoch, deadline)) {
-        abandon(key, token);
-        throw new LockTimeoutException("lock " + mode + " on inode " + Long.toHexString(inode)
-            + " not granted in time (held by " + holders(keys, mine) + ")");
+      long round = Math.min(deadline, System.nanoTime() + NUDGE_NANOS);
+      if (!awaitChange(gate, queue.revision(), epoch, round)) {
+        if (System.nanoTime() - deadline >= 0) {
+          abandon(key, token);
+          LOG.log(Level.WARNING, "lock {0} on inode {1} not granted in time (held by {2})",
+              mode, Long.toHexString(inode), holders(keys, mine));
+          throw new LockTimeoutException("lock " + mode + " on inode "
+              + Long.toHexString(inode) + " not granted in time (held by "
+              + holders(keys, mine) + ")");
+        }
+        nudge(key, value, s.lease, token);
       }
       queue = store.prefix(inodePrefix(inode), 0);
     }
@@ -286,6 +298,19 @@ public final class EtcdLockService implements LockService, WatchListener {
       return queue.revision();
     }
     return Math.max(token, Math.min(gate.lastEvent.get(), queue.revision()));
+  }
+
+  /**
+   * Rewrites a request that has waited a while (same key, same queue position): the holders see
+   * it again and are recalled again, should an earlier recall have been lost.
+   */
+  private void nudge(byte[] key, byte[] value, long lease, long token) {
+    try {
+      store.commit(new Txn().when(Compare.createRevision(key, token))
+          .then(Op.put(key, value, lease)));
+    } catch (MetaStoreException e) {
+      LOG.log(Level.DEBUG, "could not repeat lock request {0}: {1}", str(key), e.getMessage());
+    }
   }
 
   /** Waits until a lock being recalled has been given back (its handler is flushing). */
@@ -489,10 +514,16 @@ public final class EtcdLockService implements LockService, WatchListener {
 
   /** Delivers a recall once, after the minimum hold time. */
   private void recall(Held h, LockMode wanted) {
-    if (h.recalling) {
+    long now = System.nanoTime();
+    if (h.recalling && now - h.recalledAt < RECALL_AGAIN_NANOS) {
       return;
     }
+    if (h.recalling) {
+      LOG.log(Level.WARNING, "lock on inode {0} asked for again; recalling it again",
+          Long.toHexString(h.lock.inode()));
+    }
     h.recalling = true;
+    h.recalledAt = now;
     long delay = Math.max(0, h.grantedAt + minHoldNanos - System.nanoTime());
     timer.schedule(() -> recalls.execute(() -> deliver(h, wanted)), delay, TimeUnit.NANOSECONDS);
   }
