@@ -146,7 +146,7 @@ public final class Formatter {
       byte[] from = keys.prefix();
       for (byte[] key : puts.keySet()) {
         txn.then(new Op.Delete(from, key));
-        from = java.util.Arrays.copyOf(key, key.length + 1);
+        from = Keys.after(key);
       }
       txn.then(new Op.Delete(from, Keys.prefixEnd(keys.prefix())));
     } else {

@@ -12,6 +12,14 @@ public final class Keys {
   }
 
   /**
+   * The smallest key greater than {@code key}: the exclusive end of a range holding exactly that
+   * key, or where a paged read resumes after it.
+   */
+  public static byte[] after(byte[] key) {
+    return Arrays.copyOf(key, key.length + 1);
+  }
+
+  /**
    * The smallest key greater than every key that starts with {@code prefix}: the exclusive end of
    * a prefix range. An empty array means "no end" (the prefix was all 0xff bytes).
    */

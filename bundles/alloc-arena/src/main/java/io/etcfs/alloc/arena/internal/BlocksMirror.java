@@ -12,7 +12,6 @@ import io.etcfs.spi.meta.WatchListener;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -213,7 +212,7 @@ final class BlocksMirror implements WatchListener {
         break;
       }
       byte[] last = page.kvs().get(page.kvs().size() - 1).key();
-      from = Arrays.copyOf(last, last.length + 1);
+      from = Keys.after(last);
     }
     table.locked(() -> {
       for (int i = 0; i < table.arenaCount(); i++) {

@@ -1,12 +1,12 @@
 package io.etcfs.core.fs.cache;
 
 import io.etcfs.core.format.FsKeys;
+import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.Watch;
 import io.etcfs.spi.meta.WatchEvent;
 import io.etcfs.spi.meta.WatchListener;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -59,7 +59,7 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
       // The watch starts right after a revision read now, so that everything cached from here
       // on is known to be covered by it.
       byte[] record = keys.record();
-      long now = store.range(record, Arrays.copyOf(record, record.length + 1), 1).revision();
+      long now = store.range(record, Keys.after(record), 1).revision();
       watch = store.watch(keys.prefix(), now + 1, this);
       cache.goLive(now);
       backoffMs = 50;

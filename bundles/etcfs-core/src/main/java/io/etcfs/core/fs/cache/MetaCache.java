@@ -1,11 +1,11 @@
 package io.etcfs.core.fs.cache;
 
 import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.spi.meta.WatchEvent;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -120,7 +120,7 @@ public final class MetaCache implements KvSource {
       before = drops;
     }
     byte[] from = scope.getBytes(StandardCharsets.UTF_8);
-    RangeResult r = store.range(from, io.etcfs.spi.meta.Keys.prefixEnd(from), SCOPE_LIMIT);
+    RangeResult r = store.range(from, Keys.prefixEnd(from), SCOPE_LIMIT);
     if (r.more()) {
       large.add(scope);
       return false;
@@ -167,7 +167,7 @@ public final class MetaCache implements KvSource {
   private Optional<KeyValue> load(byte[] key, String k) {
     int stripe = stripe(k.hashCode());
     long epoch = epochs.get(stripe);
-    RangeResult r = store.range(key, single(key), 1);
+    RangeResult r = store.range(key, Keys.after(key), 1);
     Optional<KeyValue> v = r.kvs().isEmpty() ? Optional.empty() : Optional.of(r.kvs().get(0));
     if (keys.size() > MAX_KEYS) {
       invalidateAll();
@@ -374,11 +374,6 @@ public final class MetaCache implements KvSource {
 
   private static int stripe(int hash) {
     return Math.floorMod(hash, STRIPES);
-  }
-
-  /** The end of a range holding exactly {@code key}. */
-  private static byte[] single(byte[] key) {
-    return Arrays.copyOf(key, key.length + 1);
   }
 
   static String str(byte[] key) {
