@@ -1,13 +1,11 @@
 package io.etcfs.lock.etcd.internal;
 
-import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.meta.MetaStore;
-import io.etcfs.testing.LockServiceContract;
 import io.etcfs.testing.MemoryMetaStore;
 import org.junit.jupiter.api.AfterEach;
 
 /** The lock contract for the etcd backend, on the in-memory store. */
-class MemoryLockContractTest extends LockServiceContract {
+class MemoryLockContractTest extends EtcdBackendContract {
   private final MemoryMetaStore store = new MemoryMetaStore();
 
   @AfterEach
@@ -18,20 +16,5 @@ class MemoryLockContractTest extends LockServiceContract {
   @Override
   protected MetaStore store() {
     return store;
-  }
-
-  @Override
-  protected LockService newNode(String name) {
-    return new EtcdLockService(store, EtcdLockServiceTest.config("contract", name, 2));
-  }
-
-  @Override
-  protected void crash(LockService node) {
-    ((EtcdLockService) node).halt();
-  }
-
-  @Override
-  protected void stop(LockService node) {
-    ((EtcdLockService) node).deactivate();
   }
 }

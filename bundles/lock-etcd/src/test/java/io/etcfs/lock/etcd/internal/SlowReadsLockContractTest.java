@@ -1,10 +1,8 @@
 package io.etcfs.lock.etcd.internal;
 
-import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.testing.ForwardingMetaStore;
-import io.etcfs.testing.LockServiceContract;
 import io.etcfs.testing.MemoryMetaStore;
 import org.junit.jupiter.api.AfterEach;
 
@@ -12,7 +10,7 @@ import org.junit.jupiter.api.AfterEach;
  * The lock contract on a store whose range answers arrive late, as on a loaded machine: watch
  * events then overtake reads, which is where a grant and a new request can cross.
  */
-class SlowReadsLockContractTest extends LockServiceContract {
+class SlowReadsLockContractTest extends EtcdBackendContract {
   private final MemoryMetaStore memory = new MemoryMetaStore();
   private final MetaStore slow = new ForwardingMetaStore(memory) {
     @Override
@@ -38,17 +36,7 @@ class SlowReadsLockContractTest extends LockServiceContract {
   }
 
   @Override
-  protected LockService newNode(String name) {
-    return new EtcdLockService(slow, EtcdLockServiceTest.config("contract", name, 2));
-  }
-
-  @Override
-  protected void crash(LockService node) {
-    ((EtcdLockService) node).halt();
-  }
-
-  @Override
-  protected void stop(LockService node) {
-    ((EtcdLockService) node).deactivate();
+  protected MetaStore nodeStore() {
+    return slow;
   }
 }
