@@ -16,6 +16,21 @@ public interface FenceAgent {
   String name();
 
   /**
+   * Called once this node has joined as {@code generation}, before it writes the device. Agents
+   * that fence at the device itself (persistent reservations) register this incarnation's key
+   * here; the others have nothing to do.
+   *
+   * @throws FenceException if the node cannot be registered; the join then fails
+   */
+  default void register(String node, long generation, Duration timeout) throws FenceException {}
+
+  /**
+   * Called on a clean leave, after the node's last device write: withdraws what
+   * {@link #register} set up. Failure is logged, never fatal (recovery would fence the key).
+   */
+  default void unregister(String node, long generation, Duration timeout) throws FenceException {}
+
+  /**
    * Fences {@code node} (incarnation {@code generation}). Returns normally only if the node is
    * known to be cut off, or, for {@code none}, if nothing was asked of the agent.
    *

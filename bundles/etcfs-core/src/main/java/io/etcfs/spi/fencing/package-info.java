@@ -3,7 +3,7 @@
  * generation, which guards every metadata commit) and the agents that fence a dead node.
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package io.etcfs.spi.fencing;
 
 import org.osgi.annotation.bundle.Export;
