@@ -22,6 +22,7 @@ public final class NodeMain {
 
   private final NodeSpec spec;
   private final NodeRuntime runtime;
+  private static final StartupClock STARTUP = new StartupClock();
   private ControlServer control;
   private volatile boolean cleaned;
 
@@ -41,7 +42,9 @@ public final class NodeMain {
     boolean shell = args.length > 1 && args[1].equals("--shell");
     try {
       Files.writeString(spec.pidFile(), ProcessHandle.current().pid() + "\n");
+      STARTUP.mark("jvm");
       NodeRuntime runtime = NodeRuntime.start(spec, bundleDir(), shell);
+      STARTUP.mark("framework");
       new NodeMain(spec, runtime).run();
     } catch (Exception | StartFailure e) {
       System.err.println("etcfs: node " + spec.nodeName() + " failed to start: " + e.getMessage());
@@ -60,10 +63,11 @@ public final class NodeMain {
 
   private void run() throws IOException, InterruptedException, StartFailure {
     awaitWhole();
+    STARTUP.mark("components");
     control = ControlServer.start(spec.socket(), this::handle);
     Runtime.getRuntime().addShutdownHook(new Thread(this::shutdown, "etcfs-shutdown"));
     LOG.info("node " + spec.nodeName() + " READY: filesystem '" + spec.fsName() + "', control "
-        + spec.socket());
+        + spec.socket() + "; started in " + STARTUP);
     runtime.awaitStop();
     cleanUp();
     LOG.info("node " + spec.nodeName() + " stopped");
