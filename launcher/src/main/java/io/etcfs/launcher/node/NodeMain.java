@@ -96,6 +96,25 @@ public final class NodeMain {
         .orElse(r.problems().get(0));
   }
 
+  /**
+   * {@code live}, {@code fenced} or {@code unknown}: asks the Membership service reflectively
+   * (the launcher does not share the bundles' class space).
+   */
+  private String membershipState() {
+    var ref = Services.find(runtime.context(), "io.etcfs.spi.fencing.Membership");
+    Object m = ref == null ? null : runtime.context().getService(ref);
+    if (m == null) {
+      return "unknown";
+    }
+    try {
+      return Boolean.TRUE.equals(m.getClass().getMethod("isFenced").invoke(m)) ? "fenced" : "live";
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return "unknown";
+    } finally {
+      runtime.context().ungetService(ref);
+    }
+  }
+
   private int handle(String request, PrintStream out) {
     String verb = request.split(" ", 2)[0];
     switch (verb) {
@@ -112,12 +131,15 @@ public final class NodeMain {
         out.println("mountpoint=" + spec.mountpoint());
         out.println("device=" + spec.device());
         out.println("log=" + spec.logFile());
+        out.println("membership=" + membershipState());
         return 0;
       }
       case "stop" -> {
         LOG.info("stop requested through the control socket");
+        boolean fenced = membershipState().equals("fenced");
         runtime.close();
-        out.println("node " + spec.nodeName() + " left the cluster and stopped");
+        out.println(fenced ? "node " + spec.nodeName() + " had fenced itself and stopped"
+            : "node " + spec.nodeName() + " left the cluster and stopped");
         return 0;
       }
       case "exec" -> {
