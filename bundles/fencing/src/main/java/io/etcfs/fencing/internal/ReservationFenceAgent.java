@@ -100,10 +100,6 @@ public final class ReservationFenceAgent implements FenceAgent {
     return AGENT_NAME;
   }
 
-  ReservationTool tool() {
-    return tool;
-  }
-
   /**
    * Registers this incarnation's key, then reserves the device if nobody has. Two nodes joining
    * at once may both find it unreserved; the loser's reserve fails, and it accepts the winner's
