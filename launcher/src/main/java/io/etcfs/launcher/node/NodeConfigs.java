@@ -34,7 +34,7 @@ public final class NodeConfigs {
         "fenceAgent.target", "(etcfs.fence.agent=" + f.agent() + ")",
         "fenceTimeoutSeconds", f.timeoutSeconds()));
     if (f.agent().equals("exec")) {
-      c.put(EXEC_AGENT, props("fsName", s.fsName(), "command", f.command()));
+      c.put(EXEC_AGENT, props("fsName", s.fsName(), ".command", f.command()));
     }
     if (f.agent().equals("reservation")) {
       c.put(RESERVATION_AGENT, props("device", s.device().toString()));

@@ -38,7 +38,7 @@ class NodeConfigsTest {
         NodeConfigs.of(spec(new FenceSpec("exec", "aws ec2 stop-instances", 45)));
     assertEquals("(etcfs.fence.agent=exec)", c.get("io.etcfs.fencing").get("fenceAgent.target"));
     assertEquals(45, c.get("io.etcfs.fencing").get("fenceTimeoutSeconds"));
-    assertEquals(Map.of("fsName", "prod", "command", "aws ec2 stop-instances"),
+    assertEquals(Map.of("fsName", "prod", ".command", "aws ec2 stop-instances"),
         Map.copyOf(c.get("io.etcfs.fence.exec")));
     assertFalse(c.containsKey("io.etcfs.fence.reservation"));
   }

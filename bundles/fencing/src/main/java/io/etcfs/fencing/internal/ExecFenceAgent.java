@@ -42,7 +42,11 @@ public final class ExecFenceAgent implements FenceAgent {
   @interface Config {
     @AttributeDefinition(description = "Shell command line, run with /bin/sh -c; exit status 0 "
         + "means the node is cut off.")
-    String command();
+    /**
+     * The property is {@code .command}: a leading dot keeps it out of the service properties,
+     * where any bundle could read a credential the command line carries.
+     */
+    String _command();
 
     @AttributeDefinition(description = "The filesystem's name, passed as ETCFS_FENCE_FS.")
     String fsName() default "";
@@ -53,7 +57,7 @@ public final class ExecFenceAgent implements FenceAgent {
 
   @Activate
   public ExecFenceAgent(Config config) {
-    this(config.command(), config.fsName());
+    this(config._command(), config.fsName());
   }
 
   ExecFenceAgent(String command, String fsName) {
