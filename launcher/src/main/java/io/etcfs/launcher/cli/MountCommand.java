@@ -54,15 +54,16 @@ final class MountCommand implements Callable<Integer> {
   public Integer call() throws IOException, InterruptedException {
     FenceSpec fence = fenceOptions.spec();
     fenceOptions.requireReservableDevice(fence, device);
-    NodeSpec spec;
-    try (EtcdMetaStore store = etcd.connect()) {
-      spec = spec(store, fence);
-      NodeLauncher.check(spec, store);
-    }
+    NodeSpec spec = spec(fence);
+    NodeLauncher.checkLocal(spec);
     if (foreground) {
+      checkEtcd(spec);
       return NodeLauncher.runForeground(spec);
     }
+    // The node's JVM boots while this one checks etcd: a join costs the longer of the two, not
+    // their sum. Without --lock the node reads the recorded lock backend itself.
     Process p = NodeLauncher.spawn(spec);
+    NodeLauncher.checkWhileStarting(spec, p, () -> checkEtcd(spec));
     NodeLauncher.awaitReady(spec, p);
     MountRegistry.standard().register(spec);
     System.out.println("node " + spec.nodeName() + " joined '" + spec.fsName() + "' (pid "
@@ -75,14 +76,20 @@ final class MountCommand implements Callable<Integer> {
     return 0;
   }
 
-  private NodeSpec spec(EtcdMetaStore store, FenceSpec fence) {
+  private void checkEtcd(NodeSpec spec) {
+    try (EtcdMetaStore store = etcd.connect()) {
+      NodeLauncher.checkEtcd(spec, store);
+    }
+  }
+
+  private NodeSpec spec(FenceSpec fence) {
     String nodeName = node != null ? node : hostName();
     if (!nodeName.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,62}")) {
       throw new io.etcfs.launcher.UserError("invalid node name '" + nodeName
           + "' (letters, digits, '.', '_', '-'; at most 63)");
     }
-    String backend = lock != null ? lock : recordedBackend(store);
-    if (!backend.equals("etcd") && !backend.equals("hazelcast")) {
+    String backend = lock != null ? lock : "";
+    if (lock != null && !backend.equals("etcd") && !backend.equals("hazelcast")) {
       throw new io.etcfs.launcher.UserError("unknown lock backend '" + backend
           + "' (etcd or hazelcast)");
     }
@@ -92,15 +99,6 @@ final class MountCommand implements Callable<Integer> {
         mountpoint.toAbsolutePath().normalize(), abs,
         log != null ? log.toAbsolutePath() : abs.resolve(nodeName + ".log"),
         etcd.connection(), (int) Math.max(1, leaseTtl.toSeconds()), backend, fence);
-  }
-
-  private String recordedBackend(EtcdMetaStore store) {
-    try {
-      return io.etcfs.core.format.FilesystemCheck.record(store, name)
-          .map(io.etcfs.core.format.FsRecord::lockBackend).orElse("etcd");
-    } catch (io.etcfs.core.format.FormatException e) {
-      throw new io.etcfs.launcher.UserError(e.getMessage());
-    }
   }
 
   private static String hostName() {

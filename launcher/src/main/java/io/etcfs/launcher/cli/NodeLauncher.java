@@ -27,8 +27,8 @@ final class NodeLauncher {
 
   private NodeLauncher() {}
 
-  /** Checks everything a user can get wrong before a JVM is spent on it. */
-  static void check(NodeSpec spec, EtcdMetaStore store) throws IOException {
+  /** Checks everything a user can get wrong on this machine, before a JVM is spent on it. */
+  static void checkLocal(NodeSpec spec) throws IOException {
     checkMountpoint(spec.mountpoint());
     MountRegistry.standard().find(spec.mountpoint()).filter(NodeLauncher::alive).ifPresent(s -> {
       throw new UserError(spec.mountpoint() + " is already served by node " + s.nodeName());
@@ -38,13 +38,22 @@ final class NodeLauncher {
       throw new UserError("state directory path is too long for a control socket (max "
           + MAX_SOCKET_PATH + " bytes): " + spec.socket());
     }
+  }
+
+  /**
+   * Checks what etcd knows: the filesystem exists on this device, the lock backend (if given)
+   * is the recorded one, and the node name is not live.
+   */
+  static void checkEtcd(NodeSpec spec, EtcdMetaStore store) {
     FsRecord record;
     try {
       record = FilesystemCheck.verify(store, spec.fsName(), spec.device());
     } catch (FormatException e) {
       throw new UserError(e.getMessage());
+    } catch (IOException e) {
+      throw new UserError("cannot read " + spec.device() + ": " + e.getMessage(), e);
     }
-    if (!record.lockBackend().equals(spec.lockBackend())) {
+    if (!spec.lockBackend().isEmpty() && !record.lockBackend().equals(spec.lockBackend())) {
       throw new UserError("filesystem '" + spec.fsName() + "' uses the lock backend '"
           + record.lockBackend() + "'; every node must use the same one (got --lock "
           + spec.lockBackend() + ")");
@@ -52,6 +61,35 @@ final class NodeLauncher {
     if (store.get(new FsKeys(spec.fsName()).member(spec.nodeName())).isPresent()) {
       throw new UserError("node name '" + spec.nodeName() + "' is already a member of '"
           + spec.fsName() + "' (choose another --node, or wait for its lease to expire)");
+    }
+  }
+
+  /** Both checks, one after the other (for starts that cannot overlap them). */
+  static void check(NodeSpec spec, EtcdMetaStore store) throws IOException {
+    checkLocal(spec);
+    checkEtcd(spec, store);
+  }
+
+  /**
+   * Runs {@code check} while the node's JVM boots (the etcd check costs the CLI about as long as
+   * the node's JVM and framework take to start, so overlapping them shortens every join). If the
+   * check fails, the node is stopped — SIGTERM, then SIGKILL — its records are removed, and the
+   * check's error is what the user sees.
+   */
+  static void checkWhileStarting(NodeSpec spec, Process node, Runnable check)
+      throws InterruptedException, IOException {
+    try {
+      check.run();
+    } catch (RuntimeException e) {
+      node.destroy();
+      if (!node.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+        node.destroyForcibly();
+        node.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+      }
+      Files.deleteIfExists(spec.pidFile());
+      Files.deleteIfExists(spec.socket());
+      Files.deleteIfExists(spec.specFile());
+      throw e;
     }
   }
 

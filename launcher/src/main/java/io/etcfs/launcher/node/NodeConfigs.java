@@ -21,10 +21,16 @@ public final class NodeConfigs {
 
   private NodeConfigs() {}
 
+  public static final String ETCD = "io.etcfs.etcd";
+
+  /**
+   * Every configuration of the node. The lock backend must be resolved, except that a spec
+   * without one may ask only for the etcd client's configuration ({@link #ETCD}).
+   */
   public static Map<String, Hashtable<String, Object>> of(NodeSpec s) {
     Map<String, Hashtable<String, Object>> c = new LinkedHashMap<>();
     EtcdConnection e = s.etcd();
-    c.put("io.etcfs.etcd", props(
+    c.put(ETCD, props(
         "endpoints", e.endpoints(), "caFile", e.caFile(), "certFile", e.certFile(),
         "keyFile", e.keyFile(), "user", e.user(), ".password", e.password()));
     FenceSpec f = s.fence();

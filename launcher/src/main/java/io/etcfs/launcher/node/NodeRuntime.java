@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
@@ -22,6 +23,9 @@ import org.osgi.framework.launch.FrameworkFactory;
  */
 public final class NodeRuntime implements AutoCloseable {
   private final Framework framework;
+
+  /** How long a node waits for its etcd client before giving up on reading the record. */
+  private static final java.time.Duration RECORD_TIMEOUT = java.time.Duration.ofSeconds(60);
 
   private NodeRuntime(Framework framework) {
     this.framework = framework;
@@ -51,11 +55,25 @@ public final class NodeRuntime implements AutoCloseable {
         }
       }
       // Components wait for their configuration (policy REQUIRE), so configure once
-      // Configuration Admin is up, which it is as soon as its bundle has started.
-      Configs.apply(fw.getBundleContext(), NodeConfigs.of(spec));
+      // Configuration Admin is up, which it is as soon as its bundle has started. Without a
+      // lock backend in the spec, the etcd client is configured first and the recorded backend
+      // read through it before anything else is configured.
+      BundleContext ctx = fw.getBundleContext();
+      Map<String, Hashtable<String, Object>> configs = NodeConfigs.of(spec);
+      if (spec.lockBackend().isEmpty()) {
+        Configs.update(ctx, NodeConfigs.ETCD, configs.remove(NodeConfigs.ETCD));
+        String backend = RecordedBackend.read(ctx, spec.fsName(), RECORD_TIMEOUT);
+        configs = NodeConfigs.of(spec.withLockBackend(backend));
+        configs.remove(NodeConfigs.ETCD);
+      }
+      Configs.apply(ctx, configs);
     } catch (IOException | BundleException | RuntimeException e) {
       runtime.close();
       throw e;
+    } catch (InterruptedException e) {
+      runtime.close();
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while starting", e);
     }
     return runtime;
   }

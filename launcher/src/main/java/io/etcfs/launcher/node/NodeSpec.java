@@ -22,7 +22,8 @@ import java.util.Properties;
  * @param logFile the node's log
  * @param etcd the etcd connection settings
  * @param leaseTtlSeconds the membership lease TTL
- * @param lockBackend the lock backend's name
+ * @param lockBackend the lock backend's name, or empty: the one the filesystem record names
+ *     (the node reads it once its etcd client is up)
  * @param fence the fence agent recovery runs against a dead node
  */
 public record NodeSpec(
@@ -42,6 +43,12 @@ public record NodeSpec(
       Path logFile, EtcdConnection etcd, int leaseTtlSeconds, String lockBackend) {
     this(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd, leaseTtlSeconds,
         lockBackend, FenceSpec.NONE);
+  }
+
+  /** This spec with the lock backend resolved. */
+  public NodeSpec withLockBackend(String backend) {
+    return new NodeSpec(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd,
+        leaseTtlSeconds, backend, fence);
   }
 
   public Path pidFile() {
