@@ -62,13 +62,7 @@ final class Heartbeat {
 
   /** Stops beating and writes the final state ({@link Beat#LEFT} or {@link Beat#FENCED}). */
   void stop(int finalState) {
-    stopping = true;
-    LockSupport.unpark(thread);
-    try {
-      thread.join(TimeUnit.SECONDS.toMillis(5));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    halt();
     try {
       beat(finalState);
     } catch (IOException e) {
