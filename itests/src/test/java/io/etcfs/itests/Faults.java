@@ -29,6 +29,18 @@ final class Faults {
     }
   }
 
+  /** Polls {@code check} every 5 ms until it holds (true) or the deadline passes (false). */
+  static boolean poll(Duration timeout, Callable<Boolean> check) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!check.call()) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      TimeUnit.MILLISECONDS.sleep(5);
+    }
+    return true;
+  }
+
   static String ms(long micros) {
     return String.format(Locale.ROOT, "%.0f ms", micros / 1e3);
   }

@@ -163,6 +163,44 @@ final class ProbeLog {
     return bad;
   }
 
+  /**
+   * Checks every slot of writer {@code id}'s region for what a writer that may have lost
+   * unsynced records can leave: zeros (never committed) or one of its own records, whole, in the
+   * slot it belongs to. Returns a description of every other slot.
+   */
+  static List<String> scan(Path file, int id, int size, long offset, long slots)
+      throws IOException {
+    List<String> bad = new ArrayList<>();
+    ByteBuffer zeros = ByteBuffer.allocate(size);
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      for (long slot = 0; slot < slots; slot++) {
+        ByteBuffer got = ByteBuffer.allocate(size);
+        long at = offset + slot * size;
+        while (got.hasRemaining() && ch.read(got, at + got.position()) >= 0) {
+          // read on
+        }
+        got.flip();
+        if (got.remaining() < size) {
+          if (got.remaining() == 0 || got.equals(zeros.duplicate().limit(got.remaining()))) {
+            continue; // beyond the end of the file, or a zero tail
+          }
+          bad.add("slot " + slot + ": a torn record at the end of the file");
+          continue;
+        }
+        if (got.equals(zeros.duplicate().clear())) {
+          continue;
+        }
+        long seq = got.getLong(8);
+        if (got.getInt(0) != Probe.MAGIC || got.getInt(4) != id || seq % slots != slot
+            || !got.equals(Probe.record(id, seq, size))) {
+          bad.add("slot " + slot + " at offset " + at + ": not a whole record of writer " + id
+              + " (" + describe(got, Probe.record(id, Math.max(seq, 0), size)) + ")");
+        }
+      }
+    }
+    return bad;
+  }
+
   private static String describe(ByteBuffer got, ByteBuffer want) {
     if (got.remaining() < want.remaining()) {
       return "short read, " + got.remaining() + " of " + want.remaining() + " bytes";
