@@ -41,6 +41,13 @@ final class Faults {
     return true;
   }
 
+  private static final long T0 = System.nanoTime();
+
+  /** Prints a step of a fault test with the time since the test JVM loaded this class. */
+  static void step(String what) {
+    System.out.printf(Locale.ROOT, "[%7.1f s] %s%n", (System.nanoTime() - T0) / 1e9, what);
+  }
+
   static String ms(long micros) {
     return String.format(Locale.ROOT, "%.0f ms", micros / 1e3);
   }
