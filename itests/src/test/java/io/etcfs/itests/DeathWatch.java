@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
  * Polls a pid every millisecond and records the wall-clock microsecond (as {@link
  * Probe#nowMicros()}) at which it was first seen gone, or a zombie: times of a node's death are
  * taken from the death itself, not from when the test sent the signal. {@code main PID} prints
- * that time for the benchmark.
+ * {@code watching <µs>} once it polls, then that time, for the benchmark.
  */
 final class DeathWatch implements AutoCloseable {
   private final long pid;
@@ -67,6 +67,7 @@ final class DeathWatch implements AutoCloseable {
 
   public static void main(String[] args) throws InterruptedException {
     DeathWatch w = start(Long.parseLong(args[0]));
+    System.out.println("watching " + Probe.nowMicros());
     System.out.println(w.awaitDeath(Long.MAX_VALUE / 2));
   }
 }
