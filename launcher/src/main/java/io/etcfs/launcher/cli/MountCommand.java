@@ -65,8 +65,7 @@ final class MountCommand implements Callable<Integer> {
     System.out.println("  state dir  " + spec.stateDir());
     System.out.println("  log        " + spec.logFile());
     System.out.println("  control    " + spec.socket());
-    System.out.println("  mountpoint " + spec.mountpoint()
-        + "  (the FUSE mount itself is built by issue #3; the node runtime is up)");
+    System.out.println("  mountpoint " + spec.mountpoint());
     System.out.println("undo: etcfs umount " + spec.mountpoint());
     return 0;
   }

@@ -19,7 +19,7 @@ public final class NodeConfigs {
         "keyFile", e.keyFile(), "user", e.user(), ".password", e.password()));
     c.put("io.etcfs.fencing", props(
         "fsName", s.fsName(), "nodeName", s.nodeName(), "leaseTtlSeconds", s.leaseTtlSeconds(),
-        "mountpoint", s.mountpoint().toString()));
+        "mountpoint", s.mountpoint().toString(), "device", s.device().toString()));
     c.put("io.etcfs.core", props(
         "fsName", s.fsName(), "nodeName", s.nodeName(), "device", s.device().toString(),
         "lockService.target", "(etcfs.backend=" + s.lockBackend() + ")",

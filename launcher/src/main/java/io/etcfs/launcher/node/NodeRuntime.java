@@ -66,8 +66,9 @@ public final class NodeRuntime implements AutoCloseable {
     // A fresh cache at every start: a bundle updated in the tarball must never be shadowed by an
     // older copy left in the cache.
     p.put("org.osgi.framework.storage.clean", "onFirstInit");
-    // jffi (FUSE) uses sun.misc.Unsafe for its fast memory path.
-    p.put("org.osgi.framework.system.packages.extra", "sun.misc");
+    // jffi (FUSE) uses sun.misc.Unsafe for its fast memory path; the fencing bundle opens block
+    // devices with O_DIRECT (com.sun.nio.file.ExtendedOpenOption) for the device heartbeat.
+    p.put("org.osgi.framework.system.packages.extra", "sun.misc,com.sun.nio.file");
     // Without a terminal, Gogo's shell runs no interactive session and must not stop the
     // framework when its (empty) session ends; in the foreground, leaving the shell stops the node.
     p.put("gosh.args", shell ? "" : "--nointeractive --noshutdown");

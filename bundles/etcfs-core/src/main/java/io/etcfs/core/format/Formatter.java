@@ -29,8 +29,8 @@ import java.util.function.Consumer;
 public final class Formatter {
   public static final int BLOCK_SIZE = 4096;
   public static final long DEFAULT_ARENA_SIZE = 64L << 20;
-  /** Superblock plus 255 device heartbeat slots of one block each. */
-  public static final long DATA_START = 1L << 20;
+  /** Superblock plus the device heartbeat slots of one block each. */
+  public static final long DATA_START = io.etcfs.spi.blockdev.DeviceLayout.DATA_START;
 
   /**
    * What to format.

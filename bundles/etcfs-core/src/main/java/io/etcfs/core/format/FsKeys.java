@@ -79,6 +79,15 @@ public final class FsKeys {
     return Keys.of(prefix + "x/" + hex(ino) + "/" + name);
   }
 
+  public byte[] orphans() {
+    return Keys.of(prefix + "orphans/");
+  }
+
+  /** Every fcntl and flock lock table, version keys and owner keys. */
+  public byte[] lockTables(String kind) {
+    return Keys.of(prefix + kind + "/");
+  }
+
   public byte[] orphan(long ino) {
     return Keys.of(prefix + "orphans/" + hex(ino));
   }

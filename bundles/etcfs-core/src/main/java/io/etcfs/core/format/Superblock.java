@@ -27,7 +27,7 @@ public record Superblock(
 
   public static final int FORMAT_VERSION = 1;
   /** Bytes reserved for the superblock at offset 0. */
-  public static final int SIZE = 4096;
+  public static final int SIZE = io.etcfs.spi.blockdev.DeviceLayout.SUPERBLOCK_SIZE;
 
   private static final byte[] MAGIC = "ETCFS\0SB".getBytes(StandardCharsets.US_ASCII);
   private static final int MAX_NAME = 64;

@@ -47,6 +47,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   private final PosixLocks posixLocks;
   /** The xattr that publishes a file: {@code setfattr -n user.etcfs.publish FILE}. */
   public static final String PUBLISH = "user.etcfs.publish";
+  private final DeadNodeSweep sweep;
 
   /**
    * Starts the engine: its cache watch runs from here on.
@@ -87,7 +88,16 @@ public final class EtcFs implements Vfs, AutoCloseable {
     DataPath data = new DataPath(ctx, extents, budget, flusher, locks);
     this.files = new Files(ctx, lookups, creates, open, data, flusher, truncator, purger, budget);
     this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
+    this.sweep = new DeadNodeSweep(ctx, purger);
     watch.start();
+  }
+
+  /**
+   * The filesystem's share of recovering a dead node: purges the inodes it held open after
+   * unlinking them and drops empty fcntl/flock tables. Idempotent.
+   */
+  public String recover(io.etcfs.spi.fencing.DeadNode dead) throws FsException {
+    return Calls.run(ctx, "recover " + dead.node(), () -> sweep.recover(dead));
   }
 
   /** Where issue #4 adds the lock's fencing-token compare to every commit. */

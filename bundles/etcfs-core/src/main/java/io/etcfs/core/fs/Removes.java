@@ -63,7 +63,7 @@ final class Removes {
       return;
     }
     tx.put(ctx.keys.inode(ino), Codec.inode(victim.withNlink(0).withCtime(now)));
-    tx.put(ctx.keys.orphan(ino), Long.toString(now).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    tx.put(ctx.keys.orphan(ino), DeadNodeSweep.orphanRecord(ctx.membership, now));
     if (!busy) {
       tx.afterCommit(() -> purger.later(ino));
     }

@@ -1,11 +1,14 @@
 package io.etcfs.core.internal;
 
+import io.etcfs.core.device.FencedDevice;
 import io.etcfs.core.device.FileBlockDevice;
 import io.etcfs.core.format.FilesystemCheck;
 import io.etcfs.core.format.FormatException;
 import io.etcfs.core.format.FsRecord;
 import io.etcfs.spi.alloc.Allocator;
+import io.etcfs.spi.fencing.DeadNode;
 import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.fencing.RecoveryParticipant;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.core.fs.EtcFs;
 import io.etcfs.spi.meta.MetaStore;
@@ -56,6 +59,7 @@ public final class FileSystemCore {
   private final FileBlockDevice device;
   private final EtcFs engine;
   private final ServiceRegistration<Vfs> registration;
+  private final ServiceRegistration<RecoveryParticipant> recovery;
 
   /**
    * Checks the device against the record, opens it and registers the engine as the {@link Vfs}
@@ -74,7 +78,8 @@ public final class FileSystemCore {
     FsRecord record = FilesystemCheck.verify(store, config.fsName(), Path.of(config.device()));
     this.device = FileBlockDevice.open(Path.of(config.device()));
     try {
-      this.engine = new EtcFs(store, config.fsName(), membership, allocator::get, lock::get, device,
+      this.engine = new EtcFs(store, config.fsName(), membership, allocator::get, lock::get,
+          new FencedDevice(device, membership),
           record.superblock().blockSize(), EtcFs.DEFAULT_BUFFER_BYTES,
           Duration.ofSeconds(config.lockWaitSeconds()));
     } catch (RuntimeException e) {
@@ -84,6 +89,17 @@ public final class FileSystemCore {
     Dictionary<String, Object> props = new Hashtable<>();
     props.put("etcfs.fsName", config.fsName());
     this.registration = context.registerService(Vfs.class, engine, props);
+    this.recovery = context.registerService(RecoveryParticipant.class, new RecoveryParticipant() {
+      @Override
+      public String name() {
+        return "filesystem";
+      }
+
+      @Override
+      public String recover(DeadNode dead) throws Exception {
+        return engine.recover(dead);
+      }
+    }, props);
     LOG.info(
         "filesystem '" + config.fsName() + "' (" + record.superblock().uuid() + ") on "
             + config.device() + " as node " + membership.nodeName() + " generation "
@@ -92,10 +108,12 @@ public final class FileSystemCore {
 
   @Deactivate
   void deactivate() {
-    try {
-      registration.unregister();
-    } catch (IllegalStateException e) {
-      // already gone with the bundle
+    for (ServiceRegistration<?> r : java.util.List.of(recovery, registration)) {
+      try {
+        r.unregister();
+      } catch (IllegalStateException e) {
+        // already gone with the bundle
+      }
     }
     engine.close();
     try {

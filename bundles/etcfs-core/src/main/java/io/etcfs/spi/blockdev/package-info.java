@@ -3,7 +3,7 @@
  * superblock.
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package io.etcfs.spi.blockdev;
 
 import org.osgi.annotation.bundle.Export;

@@ -244,4 +244,38 @@ class TwoNodesTest {
         () -> b.fs.getattr(d.ino())).errno()));
     eventually(() -> assertTrue(b.fs.watching(), "the cache watch runs again"));
   }
+
+  @Test
+  void recoveryPurgesADeadNodesOrphansAndEmptyLockTablesOnly() throws Throwable {
+    OpenFile held = a.fs.create(Vfs.ROOT, "held", 0644, 2, ROOT);
+    DataPathTest.write(held, 0, new byte[8192]);
+    held.flush();
+    a.fs.unlink(Vfs.ROOT, "held", ROOT);
+    OpenFile other = b.fs.create(Vfs.ROOT, "other", 0644, 2, ROOT);
+    DataPathTest.write(other, 0, new byte[4096]);
+    other.flush();
+    b.fs.unlink(Vfs.ROOT, "other", ROOT);
+    assertTrue(fx.store.get(fx.keys.orphan(held.ino())).isPresent());
+    assertTrue(fx.store.get(fx.keys.orphan(other.ino())).isPresent());
+    long used = fx.allocator.usedBlocks();
+    // An empty fcntl table left behind, and one still in use by a live owner.
+    fx.store.commit(new Txn().then(Op.put(fx.keys.posixLocks(7), Keys.of("v"))));
+    fx.store.commit(new Txn().then(Op.put(fx.keys.posixLocks(8), Keys.of("v")))
+        .then(Op.put(Keys.of("/etcfs/t/plocks/0000000000000008/b/0000000000000001"),
+            Keys.of("pid 1\nW 0 9\n"))));
+    a.fenced.set(true); // a is dead: it never releases "held"
+
+    String line = b.fs.recover(new io.etcfs.spi.fencing.DeadNode("a", a.generation));
+
+    assertEquals("orphans purged 1, empty lock tables dropped 1", line);
+    assertTrue(fx.store.get(fx.keys.orphan(held.ino())).isEmpty());
+    assertTrue(fx.store.get(fx.keys.inode(held.ino())).isEmpty());
+    assertEquals(used - 2, fx.allocator.usedBlocks(), "the dead node's orphan's blocks are free");
+    assertTrue(fx.store.get(fx.keys.orphan(other.ino())).isPresent(), "b's own orphan stays");
+    assertTrue(fx.store.get(fx.keys.posixLocks(7)).isEmpty());
+    assertTrue(fx.store.get(fx.keys.posixLocks(8)).isPresent());
+    assertEquals("orphans purged 0, empty lock tables dropped 0",
+        b.fs.recover(new io.etcfs.spi.fencing.DeadNode("a", a.generation)), "idempotent");
+    other.release();
+  }
 }

@@ -60,6 +60,17 @@ final class FaultyMetaStore extends ForwardingMetaStore {
     return keepAlives.get();
   }
 
+  /** Keep-alives of {@code lease} fail as if etcd were unreachable; the others are answered. */
+  void failKeepAlivesOf(long lease) {
+    keepAlive = l -> {
+      if (l == lease) {
+        throw new io.etcfs.spi.meta.MetaStoreException(
+            io.etcfs.spi.meta.MetaStoreException.Kind.UNAVAILABLE, "etcd unreachable");
+      }
+      return memory.keepAliveOnce(l);
+    };
+  }
+
   void answerKeepAlives(LongUnaryOperator answer) {
     keepAlive = answer;
   }

@@ -24,7 +24,14 @@ import org.junit.jupiter.api.Timeout;
 class NodeMembershipTest {
   private static final byte[] KEY = Keys.of("/etcfs/fs1/members/n1");
   private final FaultyMetaStore store = new FaultyMetaStore();
+  @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir;
+  private java.nio.file.Path device;
   private NodeMembership member;
+
+  @org.junit.jupiter.api.BeforeEach
+  void device() throws IOException {
+    device = image(dir);
+  }
 
   @AfterEach
   void leave() {
@@ -113,8 +120,111 @@ class NodeMembershipTest {
     assertTrue(member.isFenced());
   }
 
+  @Test
+  void takesAFreeHeartbeatSlotWhoseCreateRevisionIsTheGeneration() throws Exception {
+    member = join("n1", 10);
+    NodeMembership second = join("n2", 10);
+    try {
+      KeyValue slot0 = store.get(Keys.of("/etcfs/fs1/slots/00")).orElseThrow();
+      KeyValue slot1 = store.get(Keys.of("/etcfs/fs1/slots/01")).orElseThrow();
+      assertEquals(member.generation(), slot0.createRevision());
+      assertEquals(second.generation(), slot1.createRevision());
+      assertEquals("node=n2\n", slot1.valueString());
+      assertEquals(0, slot0.lease(), "a slot outlives its node's lease until recovery");
+    } finally {
+      second.leave();
+    }
+    assertFalse(store.get(Keys.of("/etcfs/fs1/slots/01")).isPresent(), "a clean leave frees it");
+  }
+
+  @Test
+  void beatsInItsSlotAndSaysLeftOnALeave() throws Exception {
+    member = join("n1", 10);
+    try (HeartbeatDevice reader = HeartbeatDevice.open(device)) {
+      Beat first = reader.read(0).orElseThrow();
+      assertEquals(Beat.LIVE, first.state());
+      assertEquals(member.generation(), first.generation());
+      assertEquals("n1", first.node());
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (reader.read(0).orElseThrow().counter() == first.counter()
+          && System.nanoTime() < until) {
+        Thread.sleep(20);
+      }
+      assertTrue(reader.read(0).orElseThrow().counter() > first.counter(), "no second beat");
+      member.leave();
+      member = null;
+      Beat last = reader.read(0).orElseThrow();
+      assertEquals(Beat.LEFT, last.state());
+    }
+  }
+
+  @Test
+  void aFencedNodeSaysSoInItsSlotAndStopsBeating() throws Exception {
+    member = join("n1", 1);
+    store.answerKeepAlives(lease -> {
+      throw new MetaStoreException(MetaStoreException.Kind.UNAVAILABLE, "etcd unreachable");
+    });
+    member.done().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    try (HeartbeatDevice reader = HeartbeatDevice.open(device)) {
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (reader.read(0).orElseThrow().state() != Beat.FENCED && System.nanoTime() < until) {
+        Thread.sleep(10);
+      }
+      Beat fenced = reader.read(0).orElseThrow();
+      assertEquals(Beat.FENCED, fenced.state());
+      Thread.sleep(250); // longer than two beat periods of this test (100 ms)
+      assertEquals(fenced, reader.read(0).orElseThrow(), "beat after the fence");
+    }
+  }
+
+  @Test
+  void refusesToJoinWhenEverySlotIsHeld() {
+    for (int i = 0; i < io.etcfs.spi.blockdev.DeviceLayout.HEARTBEAT_SLOTS; i++) {
+      store.commit(new io.etcfs.spi.meta.Txn().then(io.etcfs.spi.meta.Op.put(
+          Keys.of("/etcfs/fs1/slots/" + String.format("%02x", i)), "node=x\n".getBytes())));
+    }
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> join("n1", 10));
+    assertTrue(e.getMessage().startsWith("n1 cannot join fs1: all 255 device heartbeat slots"),
+        e.getMessage());
+    assertFalse(store.get(KEY).isPresent());
+    assertTrue(store.grantedLeases().isEmpty(), "lease given back");
+  }
+
+  @Test
+  void aFenceAgentThatCannotRegisterRefusesTheJoinAndLeavesNothing() {
+    io.etcfs.spi.fencing.FenceAgent refusing = new io.etcfs.spi.fencing.FenceAgent() {
+      @Override
+      public String name() {
+        return "none";
+      }
+
+      @Override
+      public void fence(String node, long generation, java.time.Duration timeout) {}
+
+      @Override
+      public void register(String node, long generation, java.time.Duration timeout)
+          throws io.etcfs.spi.fencing.FenceException {
+        throw new io.etcfs.spi.fencing.FenceException("no reservation support on this device");
+      }
+    };
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> new NodeMembership(store, refusing, config("fs1", "n1", 10, device)));
+    assertEquals("n1 cannot join fs1: fence agent none: no reservation support on this device",
+        e.getMessage());
+    assertFalse(store.get(KEY).isPresent());
+    assertFalse(store.get(Keys.of("/etcfs/fs1/slots/00")).isPresent());
+    assertTrue(store.grantedLeases().isEmpty());
+  }
+
+  @Test
+  void refusesAMissingDevice() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> new NodeMembership(store, new NoneFenceAgent(), config("fs1", "n1", 10, "")));
+    assertEquals("io.etcfs.fencing: device is not set", e.getMessage());
+  }
+
   private NodeMembership join(String node, int ttl) {
-    return new NodeMembership(store, config("fs1", node, ttl));
+    return new NodeMembership(store, new NoneFenceAgent(), config("fs1", node, ttl, device));
   }
 
   private static void sleep(long millis) {
@@ -125,8 +235,18 @@ class NodeMembershipTest {
     }
   }
 
-  static NodeMembership.Config config(String fs, String node, int ttl) {
+  static NodeMembership.Config config(String fs, String node, int ttl, Object device) {
     return ComponentConfigs.of(NodeMembership.Config.class, Map.of("fsName", fs, "nodeName", node,
-        "leaseTtlSeconds", ttl, "mountpoint", "/mnt/etc fs", "host", "host-a"));
+        "leaseTtlSeconds", ttl, "mountpoint", "/mnt/etc fs", "host", "host-a",
+        "device", device.toString(), "heartbeatMillis", 100));
+  }
+
+  /** A device image with room for the superblock and every heartbeat slot. */
+  static java.nio.file.Path image(java.nio.file.Path dir) throws IOException {
+    java.nio.file.Path p = dir.resolve("device.img");
+    try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(p.toFile(), "rw")) {
+      f.setLength(io.etcfs.spi.blockdev.DeviceLayout.DATA_START);
+    }
+    return p;
   }
 }

@@ -48,14 +48,43 @@ final class Claims {
 
   /** True if the claim is this incarnation's (same node name and generation). */
   boolean mine(KeyValue claim) {
+    return ownedBy(claim, membership.nodeName(), membership.generation());
+  }
+
+  private static boolean ownedBy(KeyValue claim, String node, long generation) {
     Properties p = new Properties();
     try {
       p.load(new StringReader(claim.valueString()));
-    } catch (IOException e) {
+    } catch (IOException | IllegalArgumentException e) {
       return false;
     }
-    return membership.nodeName().equals(p.getProperty("node"))
-        && Long.toString(membership.generation()).equals(p.getProperty("generation"));
+    return node.equals(p.getProperty("node"))
+        && Long.toString(generation).equals(p.getProperty("generation"));
+  }
+
+  /**
+   * Recovery of a dead incarnation: deletes every claim it held, each only if unchanged since the
+   * read, guarded by this (live) node's generation. The next node to claim such an arena rebuilds
+   * it from the reverse map, so what the dead node committed stays referenced and what it had
+   * only reserved is free again.
+   *
+   * @return the arenas released
+   */
+  java.util.List<Integer> releaseDead(String node, long generation) {
+    java.util.List<Integer> released = new java.util.ArrayList<>();
+    for (Map.Entry<Integer, KeyValue> e : new java.util.TreeMap<>(read()).entrySet()) {
+      KeyValue kv = e.getValue();
+      if (ownedBy(kv, node, generation) && store.commit(new Txn()
+          .when(Compare.modRevision(kv.key(), kv.modRevision()))
+          .when(generationGuard())
+          .then(Op.delete(kv.key()))).succeeded()) {
+        released.add(e.getKey());
+      }
+    }
+    if (released.isEmpty()) {
+      checkMember();
+    }
+    return released;
   }
 
   /**
