@@ -132,6 +132,11 @@ class EtcdOutageIT {
       throws Exception {
     Path own3 = cluster.mount(1).resolve("own3");
     long before = java.nio.file.Files.exists(own3) ? java.nio.file.Files.size(own3) : 0;
+    long[] old = new long[4];
+    for (int n = 1; n <= 3; n++) {
+      old[n] = Faults.generation(etcd, "etcfs", "node" + n);
+      assertTrue(old[n] > 0, "node" + n + " is no member before the outage");
+    }
     List<ProbeProcess> ps = startProbes("long");
     long stop = Probe.nowMicros();
     Faults.signal(etcdPid, "STOP");
@@ -197,6 +202,14 @@ class EtcdOutageIT {
       ProbeProcess p = ps.get(i);
       assertEquals(List.of(), ProbeLog.scan(cluster.mount(3).resolve("shared"), p.id, RECORD,
           p.offset, SHARED_SLOTS), p.name + "'s region of the shared file");
+    }
+    // Remounted, the nodes find the fenced generations (slots without members) and recover them.
+    long remounted = Probe.nowMicros();
+    for (int n = 1; n <= 3; n++) {
+      long g = old[n];
+      long at = Faults.awaitRecovered(etcd, "etcfs", "node" + n, g, Duration.ofSeconds(60));
+      System.out.printf("EtcdOutageIT long: node%d generation %d recovered %s after the"
+          + " remounts%n", n, g, ms(at - remounted));
     }
     java.nio.file.Files.writeString(cluster.mount(2).resolve("after-outage"), "fine");
     assertEquals("fine", java.nio.file.Files.readString(cluster.mount(3).resolve(

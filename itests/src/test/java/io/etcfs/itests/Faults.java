@@ -84,6 +84,25 @@ final class Faults {
     return m.find() ? Long.parseLong(m.group(1)) : -1;
   }
 
+  /**
+   * The record recovery put for incarnation {@code generation} of {@code node}
+   * ({@code fences/<node>/<generation>}: Properties text with {@code result=done} once it is
+   * recovered), or "" while there is none.
+   */
+  static String fenceRecord(String endpoints, String fs, String node, long generation)
+      throws Exception {
+    return etcdctl(endpoints, "get", "--print-value-only",
+        "/etcfs/" + fs + "/fences/" + node + "/" + String.format("%016x", generation));
+  }
+
+  /** Polls until recovery of that incarnation is recorded as done; the time seen, in µs. */
+  static long awaitRecovered(String endpoints, String fs, String node, long generation,
+      Duration timeout) throws Exception {
+    await(node + " generation " + generation + " recovered (fences/ record with result=done)",
+        timeout, () -> fenceRecord(endpoints, fs, node, generation).contains("result=done"));
+    return Probe.nowMicros();
+  }
+
   /** Sends a signal to a pid with kill(1). */
   static void signal(long pid, String sig) throws Exception {
     Sh.run("kill", "-" + sig, Long.toString(pid)).ok();

@@ -115,6 +115,7 @@ class FrozenNodeIT {
         + " %d%n", umountSeconds, generation, newGeneration);
     assertNotEquals(generation, newGeneration);
     assertTrue(newGeneration > generation, "the rejoined node3 has an older generation");
+    Faults.awaitRecovered(etcd, "etcfs", "node3", generation, Duration.ofSeconds(60));
     Files.writeString(n3.resolve("rejoined"), "node3 again");
     assertEquals("node3 again", Files.readString(n1.resolve("rejoined")));
     assertEquals("node3 again", Files.readString(n3.resolve("rejoined")));

@@ -47,6 +47,7 @@ class NodeKillIT {
     Path n2 = cluster.mount(2);
     Path n3 = cluster.mount(3);
     String etcd = Faults.env(cluster.dir()).get("ETCFS_ETCD");
+    long generation = Faults.generation(etcd, "etcfs", "node3");
     ProbeProcess shared1 = probe("shared-node1", n1.resolve("shared"), 1, 0, SHARED_SLOTS, false);
     ProbeProcess shared3 = probe("shared-node3", n3.resolve("shared"), 3,
         SHARED_SLOTS * RECORD, SHARED_SLOTS, false);
@@ -67,12 +68,15 @@ class NodeKillIT {
     shared3.kill(); // writing into a dead mount now; their logs up to the death are what counts
     own3.kill();
     takeover.awaitRecords(1, kill, 30_000);
-    // Watch the survivors past the membership lease (10 s): recovery must not stop them either.
+    // Watch the survivors past the membership lease (10 s) and node3's recovery (lease + 5 s
+    // grace): recovery must not stop them either.
     Faults.await("node3's membership key expires", Duration.ofSeconds(30),
         () -> Faults.generation(etcd, "etcfs", "node3") < 0);
     long gone = Probe.nowMicros();
-    shared1.awaitRecords(20, gone, 30_000);
-    takeover.awaitRecords(20, gone, 30_000);
+    long recovered = Faults.awaitRecovered(etcd, "etcfs", "node3", generation,
+        Duration.ofSeconds(60));
+    shared1.awaitRecords(20, recovered, 30_000);
+    takeover.awaitRecords(20, recovered, 30_000);
     long end = Probe.nowMicros();
     assertTrue(shared1.stop(30_000), "the survivor's shared probe was stuck at the end");
     assertTrue(takeover.stop(30_000), "the takeover probe was stuck at the end");
@@ -84,11 +88,12 @@ class NodeKillIT {
     long stall = s1.worstStallMicros(kill, end);
     System.out.printf("NodeKillIT: victim down %s after SIGKILL; takeover of its file %s after"
             + " the kill (%s after death); survivor's worst stall on the shared file %s;"
-            + " membership lease gone %s after death; failed ops after death: shared %d,"
+            + " membership lease gone %s and recovery recorded %s after death;"
+            + " failed ops after death: shared %d,"
             + " takeover %d; still writing at end: shared %s, takeover %s; victim fsynced %d"
             + " records%n",
         ms(death - kill), ms(firstTakeover - kill), ms(firstTakeover - death), ms(stall),
-        ms(gone - death), s1.errorsAfter(death).size(), tk.errors.size(),
+        ms(gone - death), ms(recovered - death), s1.errorsAfter(death).size(), tk.errors.size(),
         s1.writingAt(end, 1_000_000), tk.writingAt(end, 1_000_000),
         o3.fsyncedBefore(death).size());
 

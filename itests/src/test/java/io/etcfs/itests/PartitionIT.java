@@ -146,6 +146,10 @@ class PartitionIT {
     assertEquals(List.of(), ProbeLog.verify(n1.resolve("shared"), 1, RECORD, 0, SHARED_SLOTS,
         s1.latestPerSlot(SHARED_SLOTS).values()), "node1's records in the shared file");
 
+    long recovered = Faults.awaitRecovered(local, "etcfs", "node3", generation,
+        Duration.ofSeconds(60));
+    System.out.printf("PartitionIT: node3's recovery recorded %s after the cut%n",
+        ms(recovered - cut));
     shared3.kill();
     own3.kill();
     ns.heal();
