@@ -1,15 +1,21 @@
 package io.etcfs.itests;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** bin/etcfs from the unpacked tarball: version, help, and bad usage. */
@@ -74,6 +80,66 @@ class CliIT {
     assertEquals(1, r.exit(), r.toString());
     assertEquals("etcfs: no etcfs node serves " + runtime, r.errLines().get(0), r.toString());
     assertNoStackTrace(r);
+  }
+
+  static Stream<Arguments> badFenceOptions() {
+    return Stream.of(
+        Arguments.of(List.of("--fence-agent", "stonith"),
+            "etcfs: unknown fence agent 'stonith' (none, exec or reservation)"),
+        Arguments.of(List.of("--fence-agent", "exec"),
+            "etcfs: --fence-agent exec needs --fence-command CMD"),
+        Arguments.of(List.of("--fence-command", "aws ec2 stop-instances"),
+            "etcfs: --fence-command is only for --fence-agent exec (got --fence-agent none)"),
+        Arguments.of(List.of("--fence-timeout", "0s"),
+            "etcfs: --fence-timeout must be positive (got 0s)"),
+        Arguments.of(List.of("--fence-timeout", "-3s"),
+            "etcfs: --fence-timeout must be positive (got -3s)"));
+  }
+
+  /** Checked before etcd (here unreachable) is asked anything: status 2, nothing created. */
+  @ParameterizedTest
+  @MethodSource("badFenceOptions")
+  void badFenceOptionsAreRefusedBeforeMountStartsAnything(List<String> fence, String line)
+      throws Exception {
+    Path state = runtime.resolve("state");
+    List<String> args = new ArrayList<>(List.of("mount", runtime.resolve("dev.img").toString(),
+        runtime.toString(), "--etcd", "http://127.0.0.1:1", "--state-dir", state.toString()));
+    args.addAll(fence);
+    Distribution.Result r = Distribution.etcfs(runtime, T, args.toArray(String[]::new));
+    assertEquals(2, r.exit(), r.toString());
+    assertEquals(line, r.errLines().get(0), r.toString());
+    assertNoStackTrace(r);
+    assertFalse(Files.exists(state), "mount created its state dir");
+  }
+
+  @ParameterizedTest
+  @MethodSource("badFenceOptions")
+  void badFenceOptionsAreRefusedBeforeUpStartsAnything(List<String> fence, String line)
+      throws Exception {
+    Path dir = runtime.resolve("cluster");
+    List<String> args = new ArrayList<>(List.of("up", "--dir", dir.toString()));
+    args.addAll(fence);
+    Distribution.Result r = Distribution.etcfs(runtime, T, args.toArray(String[]::new));
+    assertEquals(2, r.exit(), r.toString());
+    assertEquals(line, r.errLines().get(0), r.toString());
+    assertNoStackTrace(r);
+    assertFalse(Files.exists(dir), "up created its cluster dir");
+  }
+
+  @Test
+  void reservationsAreRefusedOnAnImageFile() throws Exception {
+    Path image = Files.writeString(runtime.resolve("dev.img"), "");
+    Distribution.Result r = Distribution.etcfs(runtime, T, "mount", image.toString(),
+        runtime.toString(), "--etcd", "http://127.0.0.1:1", "--fence-agent", "reservation");
+    assertEquals(2, r.exit(), r.toString());
+    assertEquals("etcfs: --fence-agent reservation needs a shared block device with persistent "
+        + "reservations; " + image + " is a regular file", r.errLines().get(0), r.toString());
+    Distribution.Result up = Distribution.etcfs(runtime, T, "up", "--dir",
+        runtime.resolve("cluster").toString(), "--fence-agent", "reservation");
+    assertEquals(2, up.exit(), up.toString());
+    assertEquals("etcfs: --fence-agent reservation needs a shared block device with persistent "
+        + "reservations; etcfs up puts its nodes on an image file", up.errLines().get(0));
+    assertFalse(Files.exists(runtime.resolve("cluster")), "up created its cluster dir");
   }
 
   static void assertNoStackTrace(Distribution.Result r) {

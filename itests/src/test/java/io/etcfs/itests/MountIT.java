@@ -90,6 +90,36 @@ class MountIT {
     assertTrue(st.out().contains("members     0"), st.toString());
   }
 
+  /**
+   * The fence options reach the node: the membership's configuration selects the agent and its
+   * timeout, the exec agent gets its command, and the reservation agent, not selected, is not
+   * there at all (and does not keep the node from being whole).
+   */
+  @Test
+  void theSelectedFenceAgentIsConfiguredAndTheOthersAreAbsent() throws Exception {
+    Distribution.Result m = mount("--fence-agent", "exec", "--fence-command",
+        "echo fencing \"$ETCFS_FENCE_NODE\"", "--fence-timeout", "45s");
+    assertEquals(0, m.exit(), m.toString());
+    String exec = shell("scr:info io.etcfs.fencing.internal.ExecFenceAgent");
+    assertTrue(exec.contains("command<String> = echo fencing \"$ETCFS_FENCE_NODE\""), exec);
+    assertTrue(exec.contains("fsName<String> = " + fs), exec);
+    String membership = shell("scr:info io.etcfs.fencing.internal.NodeMembership");
+    assertTrue(membership.contains("fenceAgent.target<String> = (etcfs.fence.agent=exec)"),
+        membership);
+    assertTrue(membership.contains("fenceTimeoutSeconds<Integer> = 45"), membership);
+    String list = shell("scr:list");
+    assertTrue(list.lines().anyMatch(l -> l.startsWith(
+        "io.etcfs.fencing.internal.ReservationFenceAgent in bundle") && l.endsWith(
+        "enabled, 0 instances.")), list);
+    assertEquals(0, etcfs("umount", mp.toString()).exit());
+  }
+
+  private String shell(String command) throws Exception {
+    Distribution.Result r = etcfs("shell", mp.toString(), "-c", command);
+    assertEquals(0, r.exit(), r.toString());
+    return r.out();
+  }
+
   @Test
   void foregroundNodeLeavesCleanlyOnSigterm() throws Exception {
     ProcessBuilder pb = Distribution.command(runtime, java.util.Map.of(), "mount",

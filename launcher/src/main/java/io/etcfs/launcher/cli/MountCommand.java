@@ -1,6 +1,7 @@
 package io.etcfs.launcher.cli;
 
 import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.launcher.node.FenceSpec;
 import io.etcfs.launcher.node.NodeSpec;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -21,6 +22,8 @@ final class MountCommand implements Callable<Integer> {
   @Parameters(index = "1", paramLabel = "MOUNTPOINT") Path mountpoint;
 
   @Mixin EtcdOptions etcd;
+
+  @Mixin FenceOptions fenceOptions;
 
   @Option(names = "--name", paramLabel = "FS", defaultValue = "etcfs",
       description = "Filesystem name (default: ${DEFAULT-VALUE}).")
@@ -49,9 +52,11 @@ final class MountCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException, InterruptedException {
+    FenceSpec fence = fenceOptions.spec();
+    fenceOptions.requireReservableDevice(fence, device);
     NodeSpec spec;
     try (EtcdMetaStore store = etcd.connect()) {
-      spec = spec(store);
+      spec = spec(store, fence);
       NodeLauncher.check(spec, store);
     }
     if (foreground) {
@@ -70,7 +75,7 @@ final class MountCommand implements Callable<Integer> {
     return 0;
   }
 
-  private NodeSpec spec(EtcdMetaStore store) {
+  private NodeSpec spec(EtcdMetaStore store, FenceSpec fence) {
     String nodeName = node != null ? node : hostName();
     if (!nodeName.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,62}")) {
       throw new io.etcfs.launcher.UserError("invalid node name '" + nodeName
@@ -86,7 +91,7 @@ final class MountCommand implements Callable<Integer> {
     return new NodeSpec(name, nodeName, device.toAbsolutePath().normalize(),
         mountpoint.toAbsolutePath().normalize(), abs,
         log != null ? log.toAbsolutePath() : abs.resolve(nodeName + ".log"),
-        etcd.connection(), (int) Math.max(1, leaseTtl.toSeconds()), backend);
+        etcd.connection(), (int) Math.max(1, leaseTtl.toSeconds()), backend, fence);
   }
 
   private String recordedBackend(EtcdMetaStore store) {

@@ -34,9 +34,12 @@ final class NodeStopper {
     }
     ProcessHandle p = proc.get();
     try {
-      ControlClient.ask(spec.socket(), "stop");
+      String answer = ControlClient.ask(spec.socket(), "stop").output();
       if (waitExit(p, 60)) {
-        return "left the cluster cleanly";
+        return answer.contains("had fenced itself")
+            ? "stopped; it had fenced itself earlier (lost its membership lease), so the others "
+                + "recover it; mount again to rejoin as a new generation"
+            : "left the cluster cleanly";
       }
     } catch (IOException e) {
       // No control socket (a node still starting, or a wedged one): fall back to signals.

@@ -6,6 +6,7 @@ import io.etcfs.etcd.internal.EtcdMetaStore;
 import io.etcfs.etcd.local.EtcdProcess;
 import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.node.EtcdConnection;
+import io.etcfs.launcher.node.FenceSpec;
 import io.etcfs.launcher.node.NodeSpec;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "up", mixinStandardHelpOptions = true,
@@ -43,6 +45,8 @@ final class UpCommand implements Callable<Integer> {
   @Option(names = "--fresh", description = "Replace a stopped cluster left in DIR.")
   boolean fresh;
 
+  @Mixin FenceOptions fenceOptions;
+
   private EtcdProcess ownEtcd;
   private final List<NodeSpec> started = new ArrayList<>();
 
@@ -50,6 +54,11 @@ final class UpCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     if (nodes < 1 || nodes > 32) {
       throw new UserError("--nodes must be between 1 and 32");
+    }
+    FenceSpec fence = fenceOptions.spec();
+    if (fence.agent().equals("reservation")) {
+      throw fenceOptions.badUsage("--fence-agent reservation needs a shared block device with "
+          + "persistent reservations; etcfs up puts its nodes on an image file");
     }
     Path d = LocalCluster.dir(dir);
     LocalCluster.prepare(d, fresh);
@@ -60,7 +69,7 @@ final class UpCommand implements Callable<Integer> {
       try (EtcdMetaStore store = EtcdOptions.connect(conn)) {
         new Formatter(store, System.out::println).format(
             new Formatter.Options(device, size, name, true, Formatter.DEFAULT_ARENA_SIZE));
-        startNodes(d, device, conn, store);
+        startNodes(d, device, conn, store, fence);
       }
       new ClusterEnv(endpoints, device, name, d, ownEtcd != null).write();
       if (ownEtcd != null) {
@@ -83,14 +92,14 @@ final class UpCommand implements Callable<Integer> {
     return ownEtcd.endpoints();
   }
 
-  private void startNodes(Path d, Path device, EtcdConnection conn, EtcdMetaStore store)
-      throws IOException, InterruptedException {
+  private void startNodes(Path d, Path device, EtcdConnection conn, EtcdMetaStore store,
+      FenceSpec fence) throws IOException, InterruptedException {
     List<Process> procs = new ArrayList<>();
     for (int i = 1; i <= nodes; i++) {
       String node = "node" + i;
       Path mp = Files.createDirectories(d.resolve("mnt").resolve(node));
       NodeSpec spec = new NodeSpec(name, node, device, mp, d.resolve("run"),
-          d.resolve("log").resolve(node + ".log"), conn, 10, "etcd");
+          d.resolve("log").resolve(node + ".log"), conn, 10, "etcd", fence);
       NodeLauncher.check(spec, store);
       procs.add(NodeLauncher.spawn(spec));
       started.add(spec);

@@ -27,14 +27,17 @@ public final class Health {
    * @param name the component's name
    * @param bundle the symbolic name of its bundle
    * @param id the configuration's id (a new id means the component was reactivated)
-   * @param state the DS state name
+   * @param state the DS state name, or {@code NOT_SELECTED} for a component whose configuration
+   *     is given only when the user selects it ({@link NodeConfigs#SELECTED_ONLY})
    * @param problem why it is not satisfied, or empty
    */
   public record Component(String name, String bundle, long id, String state, String problem) {
     public boolean ok() {
-      return state.equals("ACTIVE") || state.equals("SATISFIED");
+      return state.equals("ACTIVE") || state.equals("SATISFIED") || state.equals(NOT_SELECTED);
     }
   }
+
+  public static final String NOT_SELECTED = "NOT_SELECTED";
 
   /**
    * A runtime's health.
@@ -95,9 +98,12 @@ public final class Health {
         String name = (String) field(d, "name");
         String bundle = (String) field(field(d, "bundle"), "symbolicName");
         Collection<?> cs = (Collection<?>) configs.invoke(scr, d);
-        if (cs.isEmpty()) {
+        String[] pids = (String[]) field(d, "configurationPid");
+        if (cs.isEmpty() && NodeConfigs.SELECTED_ONLY.containsAll(List.of(pids))) {
+          out.add(new Component(name, bundle, -1, NOT_SELECTED, ""));
+        } else if (cs.isEmpty()) {
           out.add(new Component(name, bundle, -1, "UNSATISFIED_CONFIGURATION",
-              "no configuration for " + String.join(",", (String[]) field(d, "configurationPid"))));
+              "no configuration for " + String.join(",", pids)));
         }
         for (Object c : cs) {
           out.add(configuration(name, bundle, c));

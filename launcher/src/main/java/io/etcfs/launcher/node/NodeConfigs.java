@@ -3,12 +3,22 @@ package io.etcfs.launcher.node;
 import java.util.Hashtable;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The Configuration Admin configurations of one node, by PID. The property names are the
  * components' metatype attribute names; docs/ARCHITECTURE.md lists them.
  */
 public final class NodeConfigs {
+  static final String EXEC_AGENT = "io.etcfs.fence.exec";
+  static final String RESERVATION_AGENT = "io.etcfs.fence.reservation";
+
+  /**
+   * PIDs configured only when the user selects that component: each one's component requires
+   * its configuration, so without it the component simply does not exist, which is not a fault.
+   */
+  public static final Set<String> SELECTED_ONLY = Set.of(EXEC_AGENT, RESERVATION_AGENT);
+
   private NodeConfigs() {}
 
   public static Map<String, Hashtable<String, Object>> of(NodeSpec s) {
@@ -17,9 +27,18 @@ public final class NodeConfigs {
     c.put("io.etcfs.etcd", props(
         "endpoints", e.endpoints(), "caFile", e.caFile(), "certFile", e.certFile(),
         "keyFile", e.keyFile(), "user", e.user(), ".password", e.password()));
+    FenceSpec f = s.fence();
     c.put("io.etcfs.fencing", props(
         "fsName", s.fsName(), "nodeName", s.nodeName(), "leaseTtlSeconds", s.leaseTtlSeconds(),
-        "mountpoint", s.mountpoint().toString(), "device", s.device().toString()));
+        "mountpoint", s.mountpoint().toString(), "device", s.device().toString(),
+        "fenceAgent.target", "(etcfs.fence.agent=" + f.agent() + ")",
+        "fenceTimeoutSeconds", f.timeoutSeconds()));
+    if (f.agent().equals("exec")) {
+      c.put(EXEC_AGENT, props("fsName", s.fsName(), ".command", f.command()));
+    }
+    if (f.agent().equals("reservation")) {
+      c.put(RESERVATION_AGENT, props("device", s.device().toString()));
+    }
     c.put("io.etcfs.core", props(
         "fsName", s.fsName(), "nodeName", s.nodeName(), "device", s.device().toString(),
         "lockService.target", "(etcfs.backend=" + s.lockBackend() + ")",

@@ -22,6 +22,7 @@ public final class NodeMain {
 
   private final NodeSpec spec;
   private final NodeRuntime runtime;
+  private static final StartupClock STARTUP = new StartupClock();
   private ControlServer control;
   private volatile boolean cleaned;
 
@@ -41,7 +42,9 @@ public final class NodeMain {
     boolean shell = args.length > 1 && args[1].equals("--shell");
     try {
       Files.writeString(spec.pidFile(), ProcessHandle.current().pid() + "\n");
+      STARTUP.mark("jvm");
       NodeRuntime runtime = NodeRuntime.start(spec, bundleDir(), shell);
+      STARTUP.mark("framework");
       new NodeMain(spec, runtime).run();
     } catch (Exception | StartFailure e) {
       System.err.println("etcfs: node " + spec.nodeName() + " failed to start: " + e.getMessage());
@@ -60,10 +63,11 @@ public final class NodeMain {
 
   private void run() throws IOException, InterruptedException, StartFailure {
     awaitWhole();
+    STARTUP.mark("components");
     control = ControlServer.start(spec.socket(), this::handle);
     Runtime.getRuntime().addShutdownHook(new Thread(this::shutdown, "etcfs-shutdown"));
     LOG.info("node " + spec.nodeName() + " READY: filesystem '" + spec.fsName() + "', control "
-        + spec.socket());
+        + spec.socket() + "; started in " + STARTUP);
     runtime.awaitStop();
     cleanUp();
     LOG.info("node " + spec.nodeName() + " stopped");
@@ -92,6 +96,25 @@ public final class NodeMain {
         .orElse(r.problems().get(0));
   }
 
+  /**
+   * {@code live}, {@code fenced} or {@code unknown}: asks the Membership service reflectively
+   * (the launcher does not share the bundles' class space).
+   */
+  private String membershipState() {
+    var ref = Services.find(runtime.context(), "io.etcfs.spi.fencing.Membership");
+    Object m = ref == null ? null : runtime.context().getService(ref);
+    if (m == null) {
+      return "unknown";
+    }
+    try {
+      return Boolean.TRUE.equals(m.getClass().getMethod("isFenced").invoke(m)) ? "fenced" : "live";
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return "unknown";
+    } finally {
+      runtime.context().ungetService(ref);
+    }
+  }
+
   private int handle(String request, PrintStream out) {
     String verb = request.split(" ", 2)[0];
     switch (verb) {
@@ -108,12 +131,15 @@ public final class NodeMain {
         out.println("mountpoint=" + spec.mountpoint());
         out.println("device=" + spec.device());
         out.println("log=" + spec.logFile());
+        out.println("membership=" + membershipState());
         return 0;
       }
       case "stop" -> {
         LOG.info("stop requested through the control socket");
+        boolean fenced = membershipState().equals("fenced");
         runtime.close();
-        out.println("node " + spec.nodeName() + " left the cluster and stopped");
+        out.println(fenced ? "node " + spec.nodeName() + " had fenced itself and stopped"
+            : "node " + spec.nodeName() + " left the cluster and stopped");
         return 0;
       }
       case "exec" -> {

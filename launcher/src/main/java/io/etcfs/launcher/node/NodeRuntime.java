@@ -30,13 +30,13 @@ public final class NodeRuntime implements AutoCloseable {
   /** Starts a framework with every bundle in {@code bundleDir} and configures it for the node. */
   public static NodeRuntime start(NodeSpec spec, Path bundleDir, boolean interactiveShell)
       throws IOException, BundleException {
-    Files.createDirectories(spec.cacheDir());
+    Path cache = BundleCache.prepare(spec.cacheDir(), bundleDir);
     // Hazelcast's bundle activator fails on a null context class loader unless its scripting
     // support is off; and a filesystem node has no business phoning home.
     System.setProperty("hazelcast.osgi.jsr223.disabled", "true");
     System.setProperty("hazelcast.phone.home.enabled", "false");
     Framework fw = ServiceLoader.load(FrameworkFactory.class).iterator().next()
-        .newFramework(frameworkProperties(spec, bundleDir.getParent(), interactiveShell));
+        .newFramework(frameworkProperties(cache, bundleDir.getParent(), interactiveShell));
     // JLine finds its terminal providers, and vert.x its logger, through the context class
     // loader; the launcher's own loader would hand them the wrong classes.
     Thread.currentThread().setContextClassLoader(null);
@@ -60,12 +60,17 @@ public final class NodeRuntime implements AutoCloseable {
     return runtime;
   }
 
-  private static Map<String, String> frameworkProperties(NodeSpec spec, Path home, boolean shell) {
+  private static Map<String, String> frameworkProperties(Path cache, Path home, boolean shell)
+      throws IOException {
     Map<String, String> p = new HashMap<>();
-    p.put("org.osgi.framework.storage", spec.cacheDir().toString());
-    // A fresh cache at every start: a bundle updated in the tarball must never be shadowed by an
-    // older copy left in the cache.
-    p.put("org.osgi.framework.storage.clean", "onFirstInit");
+    // The cache is kept between starts of the same bundles (installing them again, with their
+    // embedded jars, was the largest part of a node's start); BundleCache names it after the
+    // bundles, so a changed tarball always starts from an empty one.
+    p.put("org.osgi.framework.storage", cache.toString());
+    // Configuration Admin persists configurations; a kept cache must not hand components the
+    // previous start's configuration before this start's is applied, so they live in a
+    // directory emptied at every start.
+    p.put("felix.cm.dir", BundleCache.freshConfigDir(cache).toString());
     // jffi (FUSE) uses sun.misc.Unsafe for its fast memory path; the fencing bundle opens block
     // devices with O_DIRECT (com.sun.nio.file.ExtendedOpenOption) for the device heartbeat.
     p.put("org.osgi.framework.system.packages.extra", "sun.misc,com.sun.nio.file");

@@ -23,6 +23,7 @@ import java.util.Properties;
  * @param etcd the etcd connection settings
  * @param leaseTtlSeconds the membership lease TTL
  * @param lockBackend the lock backend's name
+ * @param fence the fence agent recovery runs against a dead node
  */
 public record NodeSpec(
     String fsName,
@@ -33,7 +34,15 @@ public record NodeSpec(
     Path logFile,
     EtcdConnection etcd,
     int leaseTtlSeconds,
-    String lockBackend) {
+    String lockBackend,
+    FenceSpec fence) {
+
+  /** A node without a fence agent: recovery relies on the lease, grace and device heartbeat. */
+  public NodeSpec(String fsName, String nodeName, Path device, Path mountpoint, Path stateDir,
+      Path logFile, EtcdConnection etcd, int leaseTtlSeconds, String lockBackend) {
+    this(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd, leaseTtlSeconds,
+        lockBackend, FenceSpec.NONE);
+  }
 
   public Path pidFile() {
     return stateDir.resolve(nodeName + ".pid");
@@ -62,6 +71,7 @@ public record NodeSpec(
     p.setProperty("leaseTtlSeconds", Integer.toString(leaseTtlSeconds));
     p.setProperty("lockBackend", lockBackend);
     etcd.store(p);
+    fence.store(p);
     Path file = specFile();
     Files.deleteIfExists(file);
     Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
@@ -86,7 +96,16 @@ public record NodeSpec(
         Path.of(req(p, "logFile")),
         EtcdConnection.load(p),
         Integer.parseInt(req(p, "leaseTtlSeconds")),
-        req(p, "lockBackend"));
+        req(p, "lockBackend"),
+        fence(p, file));
+  }
+
+  private static FenceSpec fence(Properties p, Path file) {
+    try {
+      return FenceSpec.load(p);
+    } catch (IllegalArgumentException e) {
+      throw new UserError("node spec " + file + ": " + e.getMessage(), e);
+    }
   }
 
   private static String req(Properties p, String key) {

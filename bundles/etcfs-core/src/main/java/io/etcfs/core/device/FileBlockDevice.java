@@ -4,32 +4,70 @@ import io.etcfs.spi.blockdev.BlockDevice;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A block device backed by a device node or an image file, with positional I/O on one channel
  * (FileChannel's positional read and write are safe from many threads at once).
+ *
+ * <p>A block device node is opened with O_DIRECT. The device is shared with other machines, and
+ * this machine's page cache knows nothing of their writes: a block another node wrote after this
+ * one last read it would be served stale from the cache — old data, or a previous file's bytes.
+ * O_DIRECT needs aligned offsets, lengths and memory, so direct I/O goes through an aligned bounce
+ * buffer per thread (a copy, cheap next to a device round trip). An image file is one file on one
+ * machine, whose page cache every local node shares, so it keeps plain buffered I/O.
  */
 public final class FileBlockDevice implements BlockDevice {
+  /** Alignment of direct I/O: covers devices with 512-byte and 4 KiB logical sectors. */
+  static final int ALIGN = 4096;
+  private static final int BOUNCE = 1 << 20;
+  private static final int S_IFMT = 0170000;
+  private static final int S_IFBLK = 0060000;
+
   private final FileChannel channel;
   private final long size;
+  private final boolean direct;
+  private final ThreadLocal<ByteBuffer> bounce;
 
-  private FileBlockDevice(FileChannel channel, long size) {
+  private FileBlockDevice(FileChannel channel, long size, boolean direct) {
     this.channel = channel;
     this.size = size;
+    this.direct = direct;
+    this.bounce = ThreadLocal.withInitial(
+        () -> ByteBuffer.allocateDirect(BOUNCE + ALIGN).alignedSlice(ALIGN).slice(0, BOUNCE));
   }
 
   /** Opens an existing device or image for reading and writing. */
   public static FileBlockDevice open(Path path) throws IOException {
-    FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
-    return new FileBlockDevice(ch, sizeOf(ch));
+    return open(path, isBlockDevice(path), false);
   }
 
   /** Opens a device or image read-only. */
   public static FileBlockDevice openReadOnly(Path path) throws IOException {
-    FileChannel ch = FileChannel.open(path, StandardOpenOption.READ);
-    return new FileBlockDevice(ch, sizeOf(ch));
+    return open(path, isBlockDevice(path), true);
+  }
+
+  /** For tests: direct I/O on a regular file (ext4 and xfs offer it; tmpfs does not). */
+  static FileBlockDevice open(Path path, boolean direct, boolean readOnly) throws IOException {
+    List<OpenOption> options = new ArrayList<>(List.of(StandardOpenOption.READ));
+    if (!readOnly) {
+      options.add(StandardOpenOption.WRITE);
+    }
+    if (direct) {
+      options.add(com.sun.nio.file.ExtendedOpenOption.DIRECT);
+    }
+    FileChannel ch = FileChannel.open(path, options.toArray(new OpenOption[0]));
+    return new FileBlockDevice(ch, sizeOf(ch), direct);
+  }
+
+  private static boolean isBlockDevice(Path path) throws IOException {
+    Object mode = Files.getAttribute(path, "unix:mode");
+    return mode instanceof Integer m && (m & S_IFMT) == S_IFBLK;
   }
 
   /**
@@ -41,6 +79,11 @@ public final class FileBlockDevice implements BlockDevice {
     return s > 0 ? s : ch.position(0).size();
   }
 
+  /** Whether I/O bypasses this machine's page cache. */
+  public boolean direct() {
+    return direct;
+  }
+
   @Override
   public long size() {
     return size;
@@ -48,6 +91,9 @@ public final class FileBlockDevice implements BlockDevice {
 
   @Override
   public int read(ByteBuffer dst, long offset) throws IOException {
+    if (direct) {
+      return readDirect(dst, offset);
+    }
     int total = 0;
     while (dst.hasRemaining()) {
       int n = channel.read(dst, offset + total);
@@ -61,10 +107,89 @@ public final class FileBlockDevice implements BlockDevice {
 
   @Override
   public void write(ByteBuffer src, long offset) throws IOException {
+    if (direct) {
+      writeDirect(src, offset);
+      return;
+    }
     long pos = offset;
     while (src.hasRemaining()) {
       pos += channel.write(src, pos);
     }
+  }
+
+  /** Reads aligned pieces into the bounce buffer and copies out the part asked for. */
+  private int readDirect(ByteBuffer dst, long offset) throws IOException {
+    ByteBuffer b = bounce.get();
+    int total = 0;
+    while (dst.hasRemaining() && offset + total < size) {
+      long at = offset + total;
+      long from = at & -ALIGN;
+      int skip = (int) (at - from);
+      int want = (int) Math.min(dst.remaining(), BOUNCE - skip);
+      int span = roundUp(skip + want);
+      int got = fill(b, from, span);
+      int useful = Math.min(want, got - skip);
+      if (useful <= 0) {
+        break;
+      }
+      dst.put(b.duplicate().clear().limit(skip + useful).position(skip));
+      total += useful;
+    }
+    return total;
+  }
+
+  /**
+   * Writes through the bounce buffer. Whole aligned blocks (everything the filesystem writes)
+   * go straight out; a partial block at either edge is read first and merged (read-modify-write).
+   */
+  private void writeDirect(ByteBuffer src, long offset) throws IOException {
+    ByteBuffer b = bounce.get();
+    while (src.hasRemaining()) {
+      long from = offset & -ALIGN;
+      int skip = (int) (offset - from);
+      int len = Math.min(src.remaining(), BOUNCE - skip);
+      int span = roundUp(skip + len);
+      if (skip != 0) {
+        fill(b, from, ALIGN);
+      }
+      if ((skip + len) % ALIGN != 0 && (span > ALIGN || skip == 0)) {
+        ByteBuffer tail = b.duplicate().clear().limit(span).position(span - ALIGN).slice();
+        fillInto(tail, from + span - ALIGN);
+      }
+      b.clear();
+      b.position(skip);
+      ByteBuffer piece = src.duplicate();
+      piece.limit(piece.position() + len);
+      b.put(piece);
+      src.position(src.position() + len);
+      b.position(0).limit(span);
+      long pos = from;
+      while (b.hasRemaining()) {
+        pos += channel.write(b, pos);
+      }
+      offset += len;
+    }
+  }
+
+  private int fill(ByteBuffer b, long from, int span) throws IOException {
+    b.clear().limit(span);
+    return fillInto(b, from);
+  }
+
+  private int fillInto(ByteBuffer b, long from) throws IOException {
+    int got = 0;
+    while (b.hasRemaining()) {
+      int n = channel.read(b, from + got);
+      if (n <= 0) {
+        break;
+      }
+      got += n;
+    }
+    return got;
+  }
+
+  private static int roundUp(int n) {
+    return (n + ALIGN - 1) & -ALIGN;
   }
 
   @Override

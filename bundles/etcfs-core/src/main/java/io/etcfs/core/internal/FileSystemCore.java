@@ -102,7 +102,7 @@ public final class FileSystemCore {
     }, props);
     LOG.info(
         "filesystem '" + config.fsName() + "' (" + record.superblock().uuid() + ") on "
-            + config.device() + " as node " + membership.nodeName() + " generation "
+            + config.device() + (device.direct() ? " (O_DIRECT)" : "") + " as node " + membership.nodeName() + " generation "
             + membership.generation());
   }
 

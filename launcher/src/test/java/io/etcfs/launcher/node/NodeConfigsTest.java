@@ -1,0 +1,79 @@
+package io.etcfs.launcher.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Hashtable;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The fence settings from the command line to the node spec file and Configuration Admin. */
+@Timeout(10)
+class NodeConfigsTest {
+  @TempDir Path tmp;
+
+  private NodeSpec spec(FenceSpec fence) {
+    return new NodeSpec("prod", "n1", Path.of("/dev/sdb"), tmp.resolve("mnt"), tmp,
+        tmp.resolve("n1.log"), EtcdConnection.of("http://127.0.0.1:2379"), 10, "etcd", fence);
+  }
+
+  @Test
+  void noneSelectsTheNoneAgentAndConfiguresNoOther() {
+    Map<String, Hashtable<String, Object>> c = NodeConfigs.of(spec(FenceSpec.NONE));
+    assertEquals("(etcfs.fence.agent=none)", c.get("io.etcfs.fencing").get("fenceAgent.target"));
+    assertEquals(30, c.get("io.etcfs.fencing").get("fenceTimeoutSeconds"));
+    assertFalse(c.containsKey("io.etcfs.fence.exec"));
+    assertFalse(c.containsKey("io.etcfs.fence.reservation"));
+  }
+
+  @Test
+  void execGetsItsCommandAndTheFilesystemName() {
+    Map<String, Hashtable<String, Object>> c =
+        NodeConfigs.of(spec(new FenceSpec("exec", "aws ec2 stop-instances", 45)));
+    assertEquals("(etcfs.fence.agent=exec)", c.get("io.etcfs.fencing").get("fenceAgent.target"));
+    assertEquals(45, c.get("io.etcfs.fencing").get("fenceTimeoutSeconds"));
+    assertEquals(Map.of("fsName", "prod", ".command", "aws ec2 stop-instances"),
+        Map.copyOf(c.get("io.etcfs.fence.exec")));
+    assertFalse(c.containsKey("io.etcfs.fence.reservation"));
+  }
+
+  @Test
+  void reservationGetsTheNodesDevice() {
+    Map<String, Hashtable<String, Object>> c =
+        NodeConfigs.of(spec(new FenceSpec("reservation", "", 30)));
+    assertEquals("(etcfs.fence.agent=reservation)",
+        c.get("io.etcfs.fencing").get("fenceAgent.target"));
+    assertEquals(Map.of("device", "/dev/sdb"), Map.copyOf(c.get("io.etcfs.fence.reservation")));
+    assertFalse(c.containsKey("io.etcfs.fence.exec"));
+  }
+
+  @Test
+  void theSpecFileCarriesTheFenceSettings() throws Exception {
+    NodeSpec s = spec(new FenceSpec("exec", "fence-it \"$ETCFS_FENCE_NODE\"", 12));
+    s.write();
+    assertEquals(s, NodeSpec.read(s.specFile()));
+  }
+
+  @Test
+  void aSpecFileWithoutFenceSettingsHasNone() throws Exception {
+    NodeSpec s = spec(FenceSpec.NONE);
+    s.write();
+    String text = Files.readString(s.specFile()).replaceAll("(?m)^fence\\..*\\n", "");
+    Files.writeString(s.specFile(), text);
+    assertEquals(FenceSpec.NONE, NodeSpec.read(s.specFile()).fence());
+  }
+
+  @Test
+  void timeoutsRoundUpToWholeSeconds() {
+    assertEquals(2, FenceSpec.of("none", null, Duration.ofMillis(1500)).timeoutSeconds());
+    assertEquals(30, FenceSpec.of("none", null, Duration.ofSeconds(30)).timeoutSeconds());
+    assertThrows(IllegalArgumentException.class,
+        () -> FenceSpec.of("none", null, Duration.ofMillis(-1)));
+  }
+}
