@@ -41,6 +41,20 @@ final class LocalCluster implements AutoCloseable {
     return c;
   }
 
+  /**
+   * A cluster a test laid out by hand under {@code root/cluster} ({@code run/}, {@code log/},
+   * {@code mnt/}, {@code cluster.env}), closed the same way: {@code etcfs down}, then every pid
+   * under {@code root} killed and every mount under {@code mnt/} detached.
+   */
+  static LocalCluster adopt(Path root) throws IOException {
+    LocalCluster c = new LocalCluster(root);
+    Files.createDirectories(c.runtime);
+    for (String sub : java.util.List.of("run", "log", "mnt", "etcd")) {
+      Files.createDirectories(c.dir.resolve(sub));
+    }
+    return c;
+  }
+
   Path mount(int node) {
     return dir.resolve("mnt/node" + node);
   }
