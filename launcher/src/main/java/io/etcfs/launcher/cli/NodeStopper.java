@@ -4,6 +4,7 @@ import io.etcfs.launcher.control.ControlClient;
 import io.etcfs.launcher.node.NodeSpec;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -53,12 +54,30 @@ final class NodeStopper {
     return "killed (it did not stop within 90 s; its membership lease will expire)";
   }
 
+  /**
+   * Waits until the node has exited. A process that has exited but not been reaped yet (a zombie:
+   * its parent, the init of a container, may reap only now and then) counts as exited.
+   */
   private static boolean waitExit(ProcessHandle p, int seconds) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (p.isAlive() && !zombie(p.pid())) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(20);
+    }
+    return true;
+  }
+
+  static boolean zombie(long pid) {
     try {
-      p.onExit().get(seconds, TimeUnit.SECONDS);
-      return true;
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      return !p.isAlive();
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      // "pid (comm) S ...": the state follows the last ')' (a command may contain parentheses).
+      int close = stat.lastIndexOf(')');
+      return close > 0 && stat.length() > close + 2 && stat.charAt(close + 2) == 'Z';
+    } catch (IOException e) {
+      return true; // gone from /proc: exited and reaped
     }
   }
+
 }

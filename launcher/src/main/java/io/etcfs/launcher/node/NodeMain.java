@@ -51,6 +51,10 @@ public final class NodeMain {
       deleteQuietly(spec.pidFile());
       System.exit(3);
     }
+    // The framework has stopped and the node has left: nothing is left to do, but threads that
+    // libraries started and never ended (gRPC, Netty, vert.x pools linger for seconds) would keep
+    // the JVM, and so `etcfs umount`, waiting.
+    System.exit(0);
   }
 
   private static Path bundleDir() {

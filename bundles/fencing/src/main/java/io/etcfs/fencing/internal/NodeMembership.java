@@ -180,6 +180,15 @@ public final class NodeMembership implements Membership {
     keeper.stop();
     heartbeat.stop(wasFenced ? Beat.FENCED : Beat.LEFT);
     end();
+    if (wasFenced) {
+      // Nothing to withdraw: etcd has expired (or will expire) the lease with the key, recovery
+      // frees the slot and the fence agent has preempted the registration. Asking etcd would
+      // only wait out the request timeout on a node that may still be cut off.
+      closeQuietly(heartbeatDevice);
+      LOG.log(Level.WARNING, "{0} stopped as generation {1}, which had fenced itself: a "
+          + "survivor recovers it", nodeName, generation);
+      return;
+    }
     try {
       agent.unregister(nodeName, generation, fenceTimeout);
     } catch (FenceException | RuntimeException e) {

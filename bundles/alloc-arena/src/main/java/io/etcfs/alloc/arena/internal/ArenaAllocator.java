@@ -52,6 +52,7 @@ public final class ArenaAllocator implements Allocator {
   private static final long WATCH_WAIT_MS = 500;
 
   static final String PID = "io.etcfs.alloc.arena";
+  private static final System.Logger LOG = System.getLogger(ArenaAllocator.class.getName());
   static final String BACKEND_NAME = "arena";
 
   @ObjectClassDefinition(
@@ -128,12 +129,21 @@ public final class ArenaAllocator implements Allocator {
     }
   }
 
-  /** The clean leave: stops the background work and releases every arena without reservations. */
+  /**
+   * The clean leave: stops the background work and releases every arena without reservations.
+   * A fenced node releases nothing: its claims are guarded by a generation etcd no longer has,
+   * recovery takes them back, and it may be cut off from etcd (each try would wait out the
+   * request timeout).
+   */
   @Deactivate
   void deactivate() {
     stopped = true;
     background.shutdownNow();
     mirror.close();
+    if (membership.isFenced()) {
+      LOG.log(System.Logger.Level.INFO, "fenced: arenas left to recovery");
+      return;
+    }
     claimer.releaseAll();
   }
 

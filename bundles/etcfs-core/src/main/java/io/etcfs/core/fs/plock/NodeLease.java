@@ -72,7 +72,11 @@ final class NodeLease {
   synchronized void close() {
     if (keeper != null) {
       stopKeeper();
-      revokeQuietly(lease);
+      // A lapsed lease is etcd's to expire; the node may be cut off, and asking would wait out
+      // the request timeout.
+      if (!deadline.expired()) {
+        revokeQuietly(lease);
+      }
       keeper = null;
     }
   }

@@ -64,9 +64,14 @@ final class Session implements LockSession {
 
   /** Ends the session on purpose: its lease goes, and every lock key with it. */
   void close() {
+    // A session past its deadline has nothing left to revoke that etcd would not expire itself,
+    // and its node may be cut off from etcd: asking would only wait out the request timeout.
+    boolean lapsed = deadline.expired();
     deadline.expire();
     keeper.stop();
-    revokeQuietly();
+    if (!lapsed) {
+      revokeQuietly();
+    }
     done.complete(null);
   }
 
