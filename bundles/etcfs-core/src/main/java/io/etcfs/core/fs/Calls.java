@@ -8,7 +8,8 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The boundary every front-end call passes: a fenced node answers EIO to everything, a store
+ * The boundary every front-end call passes: a fenced node answers EIO to everything (checked
+ * when the call starts and again before it answers), a store
  * failure becomes EIO (the store bounds each call, so nothing hangs), and an unexpected exception
  * becomes EIO with one log line instead of escaping into the front end.
  */
@@ -28,7 +29,12 @@ final class Calls {
   static <T> T run(Ctx ctx, String what, Call<T> call) throws FsException {
     ctx.tx.checkFenced();
     try {
-      return call.call();
+      T result = call.call();
+      // Checked again before answering: a node frozen in the middle of a call (after the first
+      // check) and resumed past its deadline must not report success for it. A write it took
+      // into its buffer then is never committed; the caller learns so now, not at close.
+      ctx.tx.checkFenced();
+      return result;
     } catch (MetaStoreException e) {
       throw TxRunner.storeFailure(what, e);
     } catch (RuntimeException e) {
