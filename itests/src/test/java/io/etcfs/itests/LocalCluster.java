@@ -28,12 +28,14 @@ final class LocalCluster implements AutoCloseable {
   }
 
   /** As {@link #up(Path, int, String)}, with extra environment for the CLI (and its nodes). */
-  static LocalCluster up(Path root, int nodes, String size, java.util.Map<String, String> env)
-      throws Exception {
+  static LocalCluster up(Path root, int nodes, String size, java.util.Map<String, String> env,
+      String... options) throws Exception {
     LocalCluster c = new LocalCluster(root);
     Files.createDirectories(c.runtime);
-    Distribution.Result r = Distribution.etcfs(c.runtime, T, env, "up", "--nodes",
-        Integer.toString(nodes), "--dir", c.dir.toString(), "--size", size);
+    java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("up", "--nodes",
+        Integer.toString(nodes), "--dir", c.dir.toString(), "--size", size));
+    args.addAll(java.util.List.of(options));
+    Distribution.Result r = Distribution.etcfs(c.runtime, T, env, args.toArray(new String[0]));
     if (r.exit() != 0) {
       c.close();
       throw new AssertionError("etcfs up failed: " + r);
