@@ -8,7 +8,6 @@ import io.etcfs.spi.lease.Deadline;
 import io.etcfs.spi.lease.LeaseKeeper;
 import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.KeyValue;
-import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.Op;
