@@ -31,8 +31,13 @@ final class Processes {
     }
   }
 
+  /**
+   * Whether {@code pid} still runs. A process that has exited but is not reaped yet (a zombie:
+   * this container's init reaps only now and then) counts as gone, as it does for
+   * {@code etcfs umount}.
+   */
   static boolean alive(long pid) {
-    return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    return DeathWatch.alive(pid);
   }
 
   private static void kill(ProcessHandle h) {
