@@ -93,7 +93,16 @@ class FrozenNodeIT {
 
     assertTrue(failed, "node3's probe got no error within 20 s of the resume");
     assertTrue(takeover < 8_000_000, "takeover of a frozen node's file took " + ms(takeover));
-    assertEquals(List.of(), afterResume, "node3 completed writes after it was resumed fenced");
+    // The probe writes one record at a time, so at most one write was in flight when node3 froze.
+    // That one may be answered after the resume: it passed the fenced checks before the freeze
+    // and only libfuse's reply was left. Its data stays in node3's buffer, never committed (the
+    // digest of node3's region below proves nothing of node3's landed); no other may complete.
+    long lastBeforeFreeze = l3.done.stream().filter(d -> d.micros() < resume)
+        .mapToLong(ProbeLog.Done::seq).max().orElse(-1);
+    assertTrue(afterResume.isEmpty()
+            || afterResume.size() == 1 && afterResume.get(0).seq() == lastBeforeFreeze + 1,
+        "node3 completed writes it began after it was resumed fenced: " + afterResume
+            + " (last before the freeze: " + lastBeforeFreeze + ")");
     assertTrue(direct.exit() != 0 && direct.err().contains("Input/output error"),
         "a write on the fenced node3's mount: " + direct);
     long umountStart = System.nanoTime();
