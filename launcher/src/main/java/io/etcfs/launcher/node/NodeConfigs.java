@@ -47,6 +47,7 @@ public final class NodeConfigs {
     }
     c.put("io.etcfs.core", props(
         "fsName", s.fsName(), "nodeName", s.nodeName(), "device", s.device().toString(),
+        "mountpoint", s.mountpoint().toString(),
         "lockService.target", "(etcfs.backend=" + s.lockBackend() + ")",
         "allocator.target", "(etcfs.backend=arena)"));
     c.put("io.etcfs.lock.etcd", props("fsName", s.fsName(), "nodeName", s.nodeName()));

@@ -27,19 +27,24 @@ final class Calls {
   private Calls() {}
 
   static <T> T run(Ctx ctx, String what, Call<T> call) throws FsException {
-    ctx.tx.checkFenced();
+    long start = System.nanoTime();
+    boolean failed = true;
     try {
+      ctx.tx.checkFenced();
       T result = call.call();
       // Checked again before answering: a node frozen in the middle of a call (after the first
       // check) and resumed past its deadline must not report success for it. A write it took
       // into its buffer then is never committed; the caller learns so now, not at close.
       ctx.tx.checkFenced();
+      failed = false;
       return result;
     } catch (MetaStoreException e) {
       throw TxRunner.storeFailure(what, e);
     } catch (RuntimeException e) {
       LOG.log(Level.SEVERE, what + " failed unexpectedly", e);
       throw new FsException(Errno.EIO, what + ": " + e, e);
+    } finally {
+      ctx.stats.record(what, System.nanoTime() - start, failed);
     }
   }
 

@@ -22,17 +22,18 @@ final class Ctx {
   final BlockDevice device;
   final int blockSize;
   final InodeNumbers inos;
+  final Stats stats = new Stats();
   private final Supplier<Allocator> allocator;
 
   Ctx(MetaStore store, FsKeys keys, Membership membership, Supplier<Allocator> allocator,
       BlockDevice device, int blockSize) {
-    this.store = store;
+    this.store = Counted.store(store, stats);
     this.keys = keys;
-    this.cache = new MetaCache(store, keys::mirrored, keys::entryScope);
-    this.tx = new TxRunner(store, cache, membership);
+    this.cache = new MetaCache(this.store, keys::mirrored, keys::entryScope);
+    this.tx = new TxRunner(this.store, cache, membership);
     this.membership = membership;
     this.allocator = allocator;
-    this.device = device;
+    this.device = Counted.device(device, stats);
     this.blockSize = blockSize;
     this.inos = new InodeNumbers(this);
   }

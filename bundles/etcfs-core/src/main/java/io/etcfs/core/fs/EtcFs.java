@@ -48,6 +48,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   /** The xattr that publishes a file: {@code setfattr -n user.etcfs.publish FILE}. */
   public static final String PUBLISH = "user.etcfs.publish";
   private final DeadNodeSweep sweep;
+  private final Extents extentsOf;
 
   /**
    * Starts the engine: its cache watch runs from here on.
@@ -69,8 +70,9 @@ public final class EtcFs implements Vfs, AutoCloseable {
       Supplier<Allocator> allocator, Supplier<LockService> lockService, BlockDevice device,
       int blockSize, long bufferBytes, Duration lockWait) {
     this.ctx = new Ctx(store, new FsKeys(fsName), membership, allocator, device, blockSize);
-    this.watch = new CacheWatch(store, ctx.keys, ctx.cache);
+    this.watch = new CacheWatch(ctx.store, ctx.keys, ctx.cache);
     Extents extents = new Extents(ctx);
+    this.extentsOf = extents;
     OpenFiles open = new OpenFiles();
     MemoryBudget budget = new MemoryBudget(bufferBytes);
     Purger purger = new Purger(ctx, extents);
@@ -98,6 +100,22 @@ public final class EtcFs implements Vfs, AutoCloseable {
    */
   public String recover(io.etcfs.spi.fencing.DeadNode dead) throws FsException {
     return Calls.run(ctx, "recover " + dead.node(), () -> sweep.recover(dead));
+  }
+
+  /** This node's counters (shell {@code stats}). */
+  public Stats stats() {
+    return ctx.stats;
+  }
+
+  /** Key look-ups answered by the metadata cache and those that went to etcd. */
+  public long[] cacheHitsAndMisses() {
+    return new long[] {ctx.cache.hits(), ctx.cache.misses()};
+  }
+
+  /** The committed extent map of {@code ino}, read afresh (shell {@code extents}). */
+  public List<io.etcfs.core.fs.meta.FileExtent> extentMap(long ino) throws FsException {
+    return Calls.run(ctx, "extents " + ino,
+        () -> ctx.tx.run("read extents of " + ino, tx -> extentsOf.read(tx, ino).extents()));
   }
 
   /** Where issue #4 adds the lock's fencing-token compare to every commit. */

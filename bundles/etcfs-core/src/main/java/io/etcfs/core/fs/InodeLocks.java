@@ -140,6 +140,7 @@ final class InodeLocks implements RecallHandler {
   /** Another node wants the lock: flush and commit what was written under it, then let go. */
   @Override
   public void recall(HeldLock lock, LockMode wanted) {
+    ctx.stats.recalls.increment();
     try {
       letGo(lock);
     } catch (FsException | RuntimeException e) {

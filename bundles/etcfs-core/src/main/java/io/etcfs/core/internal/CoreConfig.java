@@ -14,6 +14,9 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
   @AttributeDefinition(description = "The shared device (block device node or image file)")
   String device();
 
+  @AttributeDefinition(description = "Where this node mounts the filesystem (for shell paths)")
+  String mountpoint() default "";
+
   @AttributeDefinition(description = "Filter choosing the lock backend")
   String lockService_target() default "(etcfs.backend=etcd)";
 

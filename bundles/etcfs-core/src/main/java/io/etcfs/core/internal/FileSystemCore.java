@@ -12,6 +12,7 @@ import io.etcfs.spi.fencing.RecoveryParticipant;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.core.fs.EtcFs;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.Vfs;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -48,7 +49,10 @@ import org.osgi.service.metatype.annotations.Designate;
     property = {
       "osgi.command.scope=etcfs",
       "osgi.command.function=lock",
-      "osgi.command.function=alloc"
+      "osgi.command.function=alloc",
+      "osgi.command.function=inode",
+      "osgi.command.function=extents",
+      "osgi.command.function=stats"
     })
 @Designate(ocd = CoreConfig.class)
 public final class FileSystemCore {
@@ -60,6 +64,7 @@ public final class FileSystemCore {
   private final EtcFs engine;
   private final ServiceRegistration<Vfs> registration;
   private final ServiceRegistration<RecoveryParticipant> recovery;
+  private final CoreCommands commands;
 
   /**
    * Checks the device against the record, opens it and registers the engine as the {@link Vfs}
@@ -86,6 +91,8 @@ public final class FileSystemCore {
       device.close();
       throw e;
     }
+    this.commands = new CoreCommands(engine, config.mountpoint(),
+        record.superblock().blockSize());
     Dictionary<String, Object> props = new Hashtable<>();
     props.put("etcfs.fsName", config.fsName());
     this.registration = context.registerService(Vfs.class, engine, props);
@@ -158,6 +165,34 @@ public final class FileSystemCore {
   /** Gogo: {@code lock backend} prints the lock backend this node uses. */
   public String lock(String action) {
     return backendCommand("lock", action, () -> backendName(lock.get()));
+  }
+
+  /** Gogo: {@code lock switch NAME} — the live backend swap is an issue of its own. */
+  public String lock(String action, String name) {
+    if (!"switch".equals(action)) {
+      throw new IllegalArgumentException("unknown action '" + action
+          + "': usage: lock backend | lock switch NAME");
+    }
+    throw new UnsupportedOperationException("lock switch " + name + ": switching a live "
+        + "cluster's lock backend is not built yet (the backend-swap issue); this node uses "
+        + backendName(lock.get()));
+  }
+
+  /** Gogo: {@code inode PATH|INO [--json]}: an inode's attributes. */
+  public String inode(String... args) throws FsException {
+    Args a = Args.parse("inode PATH|INO [--json]", args, 1);
+    return commands.inode(a.operand(), a.json());
+  }
+
+  /** Gogo: {@code extents PATH|INO [--json]}: a file's extent map with device offsets. */
+  public String extents(String... args) throws FsException {
+    Args a = Args.parse("extents PATH|INO [--json]", args, 1);
+    return commands.extents(a.operand(), a.json());
+  }
+
+  /** Gogo: {@code stats [--json]}: operation counts and latencies, etcd, cache, device. */
+  public String stats(String... args) {
+    return commands.stats(Args.parse("stats [--json]", args, 0).json());
   }
 
   /** Gogo: {@code alloc backend} prints the allocator backend this node uses. */

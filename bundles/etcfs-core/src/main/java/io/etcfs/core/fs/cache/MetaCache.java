@@ -79,6 +79,11 @@ public final class MetaCache implements KvSource {
    * @param scopeOf the prefix a key belongs to for completeness (its directory's entries), or
    *     null; every key a scope can hold must be {@code mirrored}
    */
+  private final java.util.concurrent.atomic.LongAdder hits =
+      new java.util.concurrent.atomic.LongAdder();
+  private final java.util.concurrent.atomic.LongAdder misses =
+      new java.util.concurrent.atomic.LongAdder();
+
   public MetaCache(MetaStore store, Predicate<String> mirrored, Function<String, String> scopeOf) {
     this.store = store;
     this.mirrored = mirrored;
@@ -90,6 +95,7 @@ public final class MetaCache implements KvSource {
     String k = str(key);
     Entry hit = keys.get(k);
     if (hit != null) {
+      hits.increment();
       return hit.kv;
     }
     String scope = scopeOf.apply(k);
@@ -97,14 +103,27 @@ public final class MetaCache implements KvSource {
       if (complete.contains(scope) || fillScope(scope)) {
         hit = keys.get(k);
         if (hit != null) {
+          hits.increment();
           return hit.kv;
         }
         if (complete.contains(scope)) {
+          hits.increment();
           return Optional.empty();
         }
       }
     }
+    misses.increment();
     return load(key, k);
+  }
+
+  /** Key look-ups answered from memory (including known absences), for the shell's stats. */
+  public long hits() {
+    return hits.sum();
+  }
+
+  /** Key look-ups that went to the store. */
+  public long misses() {
+    return misses.sum();
   }
 
   /**

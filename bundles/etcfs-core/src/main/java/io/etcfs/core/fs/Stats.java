@@ -1,0 +1,115 @@
+package io.etcfs.core.fs;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Counters of one node's filesystem engine for the shell's {@code stats}: per operation (the
+ * first word of the call's name at the front-end boundary) the calls, the errors and a latency
+ * histogram; the metadata store's round trips; bytes to and from the device; recalls served.
+ * Cheap enough to be always on: a few adds per call.
+ */
+public final class Stats {
+  /** Latency buckets: bucket i holds calls of [2^i, 2^(i+1)) µs; bucket 0 also holds < 1 µs. */
+  private static final int BUCKETS = 40;
+
+  /** One operation's counters. */
+  public static final class Op {
+    final LongAdder calls = new LongAdder();
+    final LongAdder errors = new LongAdder();
+    final AtomicLongArray buckets = new AtomicLongArray(BUCKETS);
+    final LongAdder nanos = new LongAdder();
+
+    void record(long elapsedNanos, boolean failed) {
+      calls.increment();
+      if (failed) {
+        errors.increment();
+      }
+      nanos.add(elapsedNanos);
+      long micros = Math.max(1, elapsedNanos / 1000);
+      buckets.incrementAndGet(Math.min(BUCKETS - 1, 63 - Long.numberOfLeadingZeros(micros)));
+    }
+
+    public long calls() {
+      return calls.sum();
+    }
+
+    public long errors() {
+      return errors.sum();
+    }
+
+    /**
+     * The latency (µs) under which a fraction {@code q} of the calls finished: the upper edge of
+     * the histogram bucket that holds that call, so within a factor of two.
+     */
+    public long percentileMicros(double q) {
+      long total = 0;
+      for (int i = 0; i < BUCKETS; i++) {
+        total += buckets.get(i);
+      }
+      if (total == 0) {
+        return 0;
+      }
+      long rank = (long) Math.ceil(q * total);
+      long seen = 0;
+      for (int i = 0; i < BUCKETS; i++) {
+        seen += buckets.get(i);
+        if (seen >= rank) {
+          return 1L << (i + 1);
+        }
+      }
+      return 1L << BUCKETS;
+    }
+
+    public long meanMicros() {
+      long n = calls();
+      return n == 0 ? 0 : nanos.sum() / n / 1000;
+    }
+  }
+
+  private final Map<String, Op> ops = new ConcurrentHashMap<>();
+  final LongAdder storeGets = new LongAdder();
+  final LongAdder storeRanges = new LongAdder();
+  final LongAdder storeCommits = new LongAdder();
+  final LongAdder deviceReadBytes = new LongAdder();
+  final LongAdder deviceWriteBytes = new LongAdder();
+  final LongAdder recalls = new LongAdder();
+
+  void record(String what, long elapsedNanos, boolean failed) {
+    int space = what.indexOf(' ');
+    String op = space < 0 ? what : what.substring(0, space);
+    ops.computeIfAbsent(op, k -> new Op()).record(elapsedNanos, failed);
+  }
+
+  /** Every operation seen so far, by name. */
+  public Map<String, Op> ops() {
+    return new TreeMap<>(ops);
+  }
+
+  public long storeGets() {
+    return storeGets.sum();
+  }
+
+  public long storeRanges() {
+    return storeRanges.sum();
+  }
+
+  public long storeCommits() {
+    return storeCommits.sum();
+  }
+
+  public long deviceReadBytes() {
+    return deviceReadBytes.sum();
+  }
+
+  public long deviceWriteBytes() {
+    return deviceWriteBytes.sum();
+  }
+
+  public long recalls() {
+    return recalls.sum();
+  }
+}

@@ -1,0 +1,137 @@
+package io.etcfs.core.internal;
+
+import io.etcfs.core.fs.EtcFs;
+import io.etcfs.core.fs.Stats;
+import io.etcfs.core.fs.meta.FileExtent;
+import io.etcfs.spi.shell.Table;
+import io.etcfs.spi.vfs.Attr;
+import io.etcfs.spi.vfs.Caller;
+import io.etcfs.spi.vfs.FsException;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The core's shell commands: {@code inode PATH|INO}, {@code extents PATH|INO} and {@code stats},
+ * each with {@code --json}. A path is one below this node's mountpoint, or a path from the
+ * filesystem's root ({@code /dir/file}).
+ */
+final class CoreCommands {
+  private final EtcFs fs;
+  private final String mountpoint;
+  private final int blockSize;
+
+  CoreCommands(EtcFs fs, String mountpoint, int blockSize) {
+    this.fs = fs;
+    this.mountpoint = mountpoint == null ? "" : mountpoint.replaceAll("/+$", "");
+    this.blockSize = blockSize;
+  }
+
+  String inode(String target, boolean json) throws FsException {
+    Attr a = attr(target);
+    Map<String, Object> f = new LinkedHashMap<>();
+    f.put("ino", a.ino());
+    f.put("type", type(a.mode()));
+    f.put("mode", String.format("0%o", a.mode() & 07777));
+    f.put("uid", a.uid());
+    f.put("gid", a.gid());
+    f.put("nlink", a.nlink());
+    f.put("size", a.size());
+    f.put("blocks", a.blocks());
+    f.put("atime", time(a.atimeNs()));
+    f.put("mtime", time(a.mtimeNs()));
+    f.put("ctime", time(a.ctimeNs()));
+    if (json) {
+      return f.entrySet().stream()
+          .map(e -> Table.quote(e.getKey()) + ": " + (e.getValue() instanceof Number
+              ? e.getValue().toString() : Table.quote(e.getValue().toString())))
+          .collect(Collectors.joining(", ", "{", "}"));
+    }
+    return f.entrySet().stream().map(e -> String.format("%-7s %s", e.getKey(), e.getValue()))
+        .collect(Collectors.joining("\n"));
+  }
+
+  String extents(String target, boolean json) throws FsException {
+    Attr a = attr(target);
+    List<FileExtent> map = fs.extentMap(a.ino());
+    Table t = new Table().number("FILE_BLOCK").number("DEVICE_BLOCK").number("BLOCKS")
+        .number("DEVICE_OFFSET").number("BYTES");
+    for (FileExtent e : map) {
+      t.row(e.fileBlock(), e.deviceBlock(), e.length(), e.deviceBlock() * blockSize,
+          e.length() * blockSize);
+    }
+    if (json) {
+      return t.json();
+    }
+    return t.render() + "\n" + map.size() + " extent(s) of inode " + a.ino() + ", "
+        + map.stream().mapToLong(FileExtent::length).sum() + " blocks of " + blockSize
+        + " bytes; size " + a.size();
+  }
+
+  String stats(boolean json) {
+    Stats s = fs.stats();
+    Table t = new Table().id("OP").number("CALLS").number("ERRORS").number("MEAN_US")
+        .number("P50_US").number("P90_US").number("P99_US");
+    s.ops().forEach((name, op) -> t.row(name, op.calls(), op.errors(), op.meanMicros(),
+        op.percentileMicros(0.5), op.percentileMicros(0.9), op.percentileMicros(0.99)));
+    long[] cache = fs.cacheHitsAndMisses();
+    Map<String, Long> totals = new LinkedHashMap<>();
+    totals.put("etcd_gets", s.storeGets());
+    totals.put("etcd_ranges", s.storeRanges());
+    totals.put("etcd_commits", s.storeCommits());
+    totals.put("cache_hits", cache[0]);
+    totals.put("cache_misses", cache[1]);
+    totals.put("recalls_served", s.recalls());
+    totals.put("device_read_bytes", s.deviceReadBytes());
+    totals.put("device_write_bytes", s.deviceWriteBytes());
+    if (json) {
+      return "{\"ops\": " + t.json() + ", " + totals.entrySet().stream()
+          .map(e -> Table.quote(e.getKey()) + ": " + e.getValue())
+          .collect(Collectors.joining(", ")) + "}";
+    }
+    long lookups = cache[0] + cache[1];
+    return t.render() + "\n\n"
+        + String.format("etcd round trips  %,d reads, %,d range reads, %,d transactions%n",
+            s.storeGets(), s.storeRanges(), s.storeCommits())
+        + String.format("metadata cache    %,d hits, %,d misses (%s hit)%n", cache[0], cache[1],
+            lookups == 0 ? "-" : String.format("%.1f %%", 100.0 * cache[0] / lookups))
+        + String.format("recalls served    %,d%n", s.recalls())
+        + String.format("device            %,d bytes read, %,d bytes written%n",
+            s.deviceReadBytes(), s.deviceWriteBytes())
+        + "latency percentiles are the upper edge of a power-of-two bucket (within 2x)";
+  }
+
+  private Attr attr(String target) throws FsException {
+    if (target.matches("\\d+")) {
+      return fs.getattr(Long.parseLong(target));
+    }
+    String path = target;
+    if (!mountpoint.isEmpty() && (path.equals(mountpoint) || path.startsWith(mountpoint + "/"))) {
+      path = path.substring(mountpoint.length());
+      path = path.isEmpty() ? "/" : path;
+    } else if (!path.startsWith("/")) {
+      throw new IllegalArgumentException("'" + target + "' is neither an inode number nor a "
+          + "path (give one under " + mountpoint + " or from the filesystem's root, /dir/file)");
+    }
+    return fs.resolve(path, Caller.ROOT);
+  }
+
+  private static String type(int mode) {
+    return switch (mode & Attr.S_IFMT) {
+      case Attr.S_IFREG -> "regular file";
+      case Attr.S_IFDIR -> "directory";
+      case Attr.S_IFLNK -> "symbolic link";
+      case Attr.S_IFIFO -> "fifo";
+      case Attr.S_IFSOCK -> "socket";
+      case Attr.S_IFCHR -> "character device";
+      case Attr.S_IFBLK -> "block device";
+      default -> "unknown";
+    };
+  }
+
+  private static String time(long ns) {
+    return Instant.ofEpochSecond(ns / 1_000_000_000L, ns % 1_000_000_000L).toString();
+  }
+}

@@ -1,0 +1,107 @@
+package io.etcfs.itests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The core's shell commands on a running node (issue #6): {@code inode}, {@code extents},
+ * {@code stats}, {@code lock switch}, through {@code etcfs shell MOUNTPOINT -c}.
+ */
+@Timeout(180)
+class CoreCommandsIT {
+  @TempDir static Path tmp;
+  static LocalCluster cluster;
+  static Path mp;
+
+  @BeforeAll
+  static void up() throws Exception {
+    cluster = LocalCluster.up(tmp.resolve("c"), 1, "1G");
+    mp = cluster.mount(1);
+    Files.write(mp.resolve("f"), new byte[3 * 4096 + 100]);
+  }
+
+  @AfterAll
+  static void down() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @Test
+  void inodeShowsTheAttributesByPathUnderTheMountOrFromTheRootOrByNumber() throws Exception {
+    String out = ok("inode " + mp.resolve("f"));
+    assertTrue(out.contains("type    regular file"), out);
+    assertTrue(out.contains("size    12388"), out);
+    String ino = field(out, "ino");
+    assertEquals(out, ok("inode /f"));
+    assertEquals(out, ok("inode " + ino));
+    String json = ok("inode /f --json");
+    assertTrue(json.startsWith("{\"ino\": " + ino + ", \"type\": \"regular file\""), json);
+  }
+
+  @Test
+  void extentsListTheDeviceBlocksOfAFile() throws Exception {
+    String out = ok("extents /f");
+    List<String> lines = out.lines().toList();
+    assertEquals("FILE_BLOCK  DEVICE_BLOCK  BLOCKS  DEVICE_OFFSET  BYTES", lines.get(0));
+    assertTrue(out.contains("extent(s) of inode"), out);
+    assertTrue(out.contains(" 4 blocks of 4096 bytes; size 12388"), out);
+    for (String l : lines) {
+      assertTrue(l.length() <= 80, l);
+    }
+    assertTrue(ok("extents /f --json").startsWith("[\n  {\"file_block\": 0, \"device_block\": "));
+  }
+
+  @Test
+  void statsCountOperationsEtcdAndTheDevice() throws Exception {
+    Files.readAllBytes(mp.resolve("f"));
+    String out = ok("stats");
+    assertTrue(out.lines().findFirst().orElse("").startsWith("OP"), out);
+    assertTrue(Pattern.compile("(?m)^read\\s+[1-9]").matcher(out).find(), out);
+    assertTrue(Pattern.compile("etcd round trips\\s+[\\d,]+ reads").matcher(out).find(), out);
+    assertTrue(Pattern.compile("device\\s+[1-9][\\d,]* bytes read").matcher(out).find(), out);
+    String json = ok("stats --json");
+    assertTrue(json.startsWith("{\"ops\": [") && json.contains("\"etcd_commits\": "), json);
+  }
+
+  @Test
+  void badInputGetsOneLineAndAStatus() throws Exception {
+    assertBad("inode", "etcfs: usage: inode PATH|INO [--json]");
+    assertBad("inode /nosuch", "etcfs: ");
+    assertBad("inode relative/path", "etcfs: 'relative/path' is neither an inode number nor a");
+    assertBad("stats --yaml", "etcfs: unknown option '--yaml': usage: stats [--json]");
+    assertBad("lock switch hazelcast", "etcfs: lock switch hazelcast: switching a live cluster's"
+        + " lock backend is not built yet");
+  }
+
+  private static String ok(String command) throws Exception {
+    Distribution.Result r = cluster.etcfs("shell", mp.toString(), "-c", command);
+    assertEquals(0, r.exit(), command + ": " + r);
+    return r.out().strip();
+  }
+
+  private static void assertBad(String command, String start) throws Exception {
+    Distribution.Result r = cluster.etcfs("shell", mp.toString(), "-c", command);
+    assertTrue(r.exit() != 0, command + " succeeded: " + r);
+    String all = (r.out() + r.err()).strip();
+    assertEquals(1, all.lines().count(), command + ": " + all);
+    assertTrue(all.startsWith(start), command + ": " + all);
+  }
+
+  private static String field(String out, String name) {
+    Matcher m = Pattern.compile("(?m)^" + name + "\\s+(\\S+)").matcher(out);
+    assertTrue(m.find(), out);
+    return m.group(1);
+  }
+}
