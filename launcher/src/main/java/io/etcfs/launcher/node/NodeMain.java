@@ -149,6 +149,9 @@ public final class NodeMain {
       case "exec" -> {
         return GogoExec.execute(runtime.context(), request.substring(verb.length()).trim(), out);
       }
+      case "commands" -> {
+        return GogoExec.commands(runtime.context(), out);
+      }
       default -> {
         out.println("etcfs: unknown control request '" + verb + "'");
         return 2;
