@@ -11,6 +11,7 @@ import org.jline.reader.LineReaderBuilder;
 import org.jline.reader.UserInterruptException;
 import org.jline.terminal.Terminal;
 import org.jline.terminal.TerminalBuilder;
+import org.jline.utils.InfoCmp;
 
 /**
  * {@code etcfs shell} on a terminal: JLine line editing with history and completion, one
@@ -38,11 +39,12 @@ final class InteractiveShell {
           .variable(LineReader.HISTORY_FILE, historyFile())
           .build();
       terminal.handle(Terminal.Signal.INT, sig -> node.abandon());
-      return loop(reader, new PrintStream(terminal.output(), true, StandardCharsets.UTF_8));
+      return loop(reader, terminal);
     }
   }
 
-  private int loop(LineReader reader, PrintStream out) {
+  private int loop(LineReader reader, Terminal terminal) {
+    PrintStream out = new PrintStream(terminal.output(), true, StandardCharsets.UTF_8);
     String prompt = node.nodeName() + "$ ";
     int status = 0;
     while (true) {
@@ -58,7 +60,11 @@ final class InteractiveShell {
       if (exit != null) {
         return exit;
       }
-      if (!line.isEmpty()) {
+      if (line.equals("clear")) {
+        // Gogo's clear draws on the node's terminal; this one is here.
+        terminal.puts(InfoCmp.Capability.clear_screen);
+        terminal.flush();
+      } else if (!line.isEmpty()) {
         status = node.exec(line, out);
         if (status == NodeLink.INTERRUPTED) {
           out.println("etcfs: stopped waiting for '" + line + "'; node " + node.nodeName()

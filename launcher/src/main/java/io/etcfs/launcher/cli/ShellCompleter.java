@@ -23,6 +23,12 @@ final class ShellCompleter implements Completer {
   private static final Set<String> NODE_ARGS = Set.of("fence", "members");
   private static final Set<String> PATH_ARGS = Set.of("inode", "extents");
   private static final Set<String> SEPARATORS = Set.of("|", ";", "&&", "||");
+  /**
+   * Gogo commands that need the node's own terminal (a pager, an editor, job control) and so
+   * do nothing useful through the control socket: not offered.
+   */
+  private static final Set<String> TERMINAL_ONLY = Set.of("bg", "fg", "jobs", "gosh", "sh",
+      "keymap", "widget", "less", "nano", "tmux", "ttop", "history", "watch");
 
   private final Supplier<List<String>> commands;
   private final Supplier<List<String>> members;
@@ -64,9 +70,14 @@ final class ShellCompleter implements Completer {
   private Set<String> commandNames() {
     Set<String> names = new TreeSet<>();
     for (String c : commands.get()) {
-      names.add(c);
-      names.add(function(c));
+      String f = function(c);
+      // Gogo's "__files"-style functions are its own completion helpers, not commands.
+      if (!f.startsWith("_") && !TERMINAL_ONLY.contains(f)) {
+        names.add(c);
+        names.add(f);
+      }
     }
+    names.add("exit");
     return names;
   }
 

@@ -68,7 +68,7 @@ public final class NodeMain {
   private void run() throws IOException, InterruptedException, StartFailure {
     awaitWhole();
     STARTUP.mark("components");
-    control = ControlServer.start(spec.socket(), this::handle);
+    control = ControlServer.start(spec.socket(), this::handle, r -> r.startsWith("exec "));
     Runtime.getRuntime().addShutdownHook(new Thread(this::shutdown, "etcfs-shutdown"));
     LOG.info("node " + spec.nodeName() + " READY: filesystem '" + spec.fsName() + "', control "
         + spec.socket() + "; started in " + STARTUP);

@@ -24,7 +24,8 @@ class ShellCompleterTest {
     Files.writeString(mnt.resolve("docs/a.txt"), "a");
     Files.writeString(mnt.resolve("data.bin"), "b");
     completer = new ShellCompleter(
-        () -> List.of("etcfs:members", "etcfs:fence", "etcfs:inode", "felix:lb", "gogo:grep"),
+        () -> List.of("etcfs:members", "etcfs:fence", "etcfs:inode", "felix:lb", "gogo:grep",
+            "gogo:__files", "gogo:less"),
         () -> List.of("node1", "node2"), mnt);
   }
 
@@ -36,8 +37,8 @@ class ShellCompleterTest {
 
   @Test
   void commandNamesWithAndWithoutScope() {
-    assertEquals(List.of("etcfs:fence", "etcfs:inode", "etcfs:members", "felix:lb", "fence",
-        "gogo:grep", "grep", "inode", "lb", "members"), complete(""));
+    assertEquals(List.of("etcfs:fence", "etcfs:inode", "etcfs:members", "exit", "felix:lb",
+        "fence", "gogo:grep", "grep", "inode", "lb", "members"), complete(""));
     assertEquals(complete(""), complete("lb | "));
   }
 
