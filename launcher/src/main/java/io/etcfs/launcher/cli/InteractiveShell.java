@@ -16,7 +16,8 @@ import org.jline.utils.InfoCmp;
 /**
  * {@code etcfs shell} on a terminal: JLine line editing with history and completion, one
  * command line at a time sent to the node. Ctrl-C at the prompt clears the line; while a command
- * runs it stops waiting for it (the node finishes it alone). {@code exit} or Ctrl-D leaves.
+ * runs it stops waiting for it (the node interrupts it, as Gogo's own shell does).
+ * {@code exit} or Ctrl-D leaves.
  */
 final class InteractiveShell {
   private final NodeLink node;
@@ -67,8 +68,8 @@ final class InteractiveShell {
       } else if (!line.isEmpty()) {
         status = node.exec(line, out);
         if (status == NodeLink.INTERRUPTED) {
-          out.println("etcfs: stopped waiting for '" + line + "'; node " + node.nodeName()
-              + " finishes it on its own");
+          out.println("etcfs: stopped waiting for '" + line + "'; " + node.nodeName()
+              + " was asked to interrupt it");
         }
       }
     }
