@@ -82,6 +82,20 @@ class ControlServerTest {
     }
   }
 
+  @Test
+  void aWatchedRequestWhoseClientStaysIsAnsweredAsAnyOther() throws IOException {
+    Path sock = tmp.resolve("n.sock");
+    try (ControlServer s = ControlServer.start(sock, (req, out) -> {
+      out.println("ran " + req);
+      return Thread.currentThread().isInterrupted() ? 9 : 0;
+    }, req -> true)) {
+      for (int i = 0; i < 20; i++) {
+        assertEquals(new ControlClient.Answer(0, "ran exec lb " + i + "\n"),
+            ControlClient.ask(sock, "exec lb " + i));
+      }
+    }
+  }
+
   private static void sendQuietly(ControlClient.Call call, String request) {
     try {
       call.send(request, new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
