@@ -5,6 +5,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.jline.reader.EndOfFileException;
 import org.jline.reader.LineReader;
 import org.jline.reader.LineReaderBuilder;
@@ -20,6 +22,12 @@ import org.jline.utils.InfoCmp;
  * {@code exit} or Ctrl-D leaves.
  */
 final class InteractiveShell {
+  /**
+   * JLine reports what it cannot do (save the history to an unwritable file, say) as a warning
+   * with a stack trace; the CLI never shows stack traces, and the shell works on without them.
+   * Held in a field: the logging framework keeps loggers weakly, and with them their level.
+   */
+  private static final Logger JLINE_LOG = Logger.getLogger("org.jline");
   private final NodeLink node;
   private final Path mountpoint;
 
@@ -30,6 +38,7 @@ final class InteractiveShell {
 
   /** Runs until {@code exit} or end of input; returns the last command's status. */
   int run() throws IOException {
+    JLINE_LOG.setLevel(Level.SEVERE);
     node.requireRunning();
     List<String> commands = node.commands();
     try (Terminal terminal = TerminalBuilder.builder().system(true).build()) {
