@@ -1,6 +1,5 @@
 package io.etcfs.launcher.cli;
 
-import io.etcfs.launcher.control.ControlClient;
 import io.etcfs.launcher.node.NodeSpec;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -14,7 +13,12 @@ import picocli.CommandLine.Parameters;
 
 @Command(name = "shell", mixinStandardHelpOptions = true,
     description = {"Run shell commands on the node serving MOUNTPOINT (Felix Gogo: lb, scr:list,"
-        + " members, lock backend, ...).", "Without -c, reads commands line by line until EOF or 'exit'."})
+        + " members, lock backend, ...).",
+        "On a terminal: line editing, history, Tab completion; Ctrl-C clears the line or stops"
+        + " waiting for a command; exit or Ctrl-D leaves.",
+        "Otherwise reads commands line by line until EOF or 'exit'.",
+        "Exit status: the last command's (with -c: that command's); 1 if the node is not"
+        + " running."})
 final class ShellCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "MOUNTPOINT") Path mountpoint;
 
@@ -25,33 +29,29 @@ final class ShellCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     NodeSpec spec = MountRegistry.standard().require(mountpoint);
+    NodeLink node = new NodeLink(spec);
     if (command != null) {
-      return exec(spec, command);
+      return node.exec(command, System.out);
     }
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    boolean tty = System.console() != null;
-    int status = 0;
-    while (true) {
-      if (tty) {
-        System.out.print(spec.nodeName() + "$ ");
-        System.out.flush();
-      }
-      String line = in.readLine();
-      if (line == null || line.strip().equals("exit")) {
-        return status;
-      }
-      if (!line.isBlank()) {
-        status = exec(spec, line);
-      }
+    if (System.console() != null) {
+      return new InteractiveShell(node, spec.mountpoint()).run();
     }
+    return lineByLine(node);
   }
 
-  private static int exec(NodeSpec spec, String line) {
-    try {
-      return ControlClient.call(spec.socket(), "exec " + line, System.out);
-    } catch (IOException e) {
-      throw new io.etcfs.launcher.UserError("cannot reach node " + spec.nodeName() + " at "
-          + spec.socket() + ": " + e.getMessage() + " (is it running?)");
+  /** Not on a terminal (a script, a pipe): no prompt, one command a line, until EOF or exit. */
+  private static int lineByLine(NodeLink node) throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    int status = 0;
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      Integer exit = InteractiveShell.exitStatus(line.strip(), status);
+      if (exit != null) {
+        return exit;
+      }
+      if (!line.isBlank()) {
+        status = node.exec(line, System.out);
+      }
     }
+    return status;
   }
 }

@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.function.BiFunction;
+import java.util.function.Predicate;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -31,14 +32,16 @@ public final class ControlServer implements AutoCloseable {
   private final Path path;
   private final ServerSocketChannel server;
   private final BiFunction<String, PrintStream, Integer> handler;
+  private final Predicate<String> abandonable;
   private final Thread acceptor;
   private final java.util.Set<Thread> requests = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private ControlServer(Path path, ServerSocketChannel server,
-      BiFunction<String, PrintStream, Integer> handler) {
+      BiFunction<String, PrintStream, Integer> handler, Predicate<String> abandonable) {
     this.path = path;
     this.server = server;
     this.handler = handler;
+    this.abandonable = abandonable;
     this.acceptor = new Thread(this::acceptLoop, "etcfs-control");
     acceptor.setDaemon(true);
   }
@@ -49,11 +52,22 @@ public final class ControlServer implements AutoCloseable {
    */
   public static ControlServer start(Path path, BiFunction<String, PrintStream, Integer> handler)
       throws IOException {
+    return start(path, handler, request -> false);
+  }
+
+  /**
+   * As {@link #start(Path, BiFunction)}; a request that {@code abandonable} accepts has its
+   * thread interrupted when its client goes away before the answer (Ctrl-C in {@code etcfs
+   * shell}), as Gogo's own shell interrupts a command on Ctrl-C. Other requests ({@code stop})
+   * always run to their end.
+   */
+  public static ControlServer start(Path path, BiFunction<String, PrintStream, Integer> handler,
+      Predicate<String> abandonable) throws IOException {
     Files.deleteIfExists(path);
     ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
     server.bind(UnixDomainSocketAddress.of(path));
     Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-------"));
-    ControlServer s = new ControlServer(path, server, handler);
+    ControlServer s = new ControlServer(path, server, handler, abandonable);
     s.acceptor.start();
     return s;
   }
@@ -93,8 +107,16 @@ public final class ControlServer implements AutoCloseable {
       }
       ByteArrayOutputStream buf = new ByteArrayOutputStream();
       int status;
+      ClientWatch watch = abandonable.test(request) ? ClientWatch.start(client) : null;
+      boolean gone;
       try (PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8)) {
         status = handle(request, out);
+      } finally {
+        gone = watch != null && watch.finish();
+      }
+      if (gone) {
+        LOG.fine("control client went away during: " + request);
+        return;
       }
       String text = buf.toString(StandardCharsets.UTF_8);
       if (!text.isEmpty() && !text.endsWith("\n")) {
@@ -126,10 +148,14 @@ public final class ControlServer implements AutoCloseable {
   public void close() throws IOException {
     server.close();
     Files.deleteIfExists(path);
+    // One deadline for all: a command left running by a client that went away must not make
+    // the node's stop wait 5 s more for each such command.
+    long deadline = System.nanoTime() + 5_000_000_000L;
     for (Thread t : requests) {
-      if (t != Thread.currentThread()) {
+      long left = (deadline - System.nanoTime()) / 1_000_000;
+      if (t != Thread.currentThread() && left > 0) {
         try {
-          t.join(5_000);
+          t.join(left);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           return;

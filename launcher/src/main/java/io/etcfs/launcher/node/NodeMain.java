@@ -68,7 +68,7 @@ public final class NodeMain {
   private void run() throws IOException, InterruptedException, StartFailure {
     awaitWhole();
     STARTUP.mark("components");
-    control = ControlServer.start(spec.socket(), this::handle);
+    control = ControlServer.start(spec.socket(), this::handle, r -> r.startsWith("exec "));
     Runtime.getRuntime().addShutdownHook(new Thread(this::shutdown, "etcfs-shutdown"));
     LOG.info("node " + spec.nodeName() + " READY: filesystem '" + spec.fsName() + "', control "
         + spec.socket() + "; started in " + STARTUP);
@@ -148,6 +148,9 @@ public final class NodeMain {
       }
       case "exec" -> {
         return GogoExec.execute(runtime.context(), request.substring(verb.length()).trim(), out);
+      }
+      case "commands" -> {
+        return GogoExec.commands(runtime.context(), out);
       }
       default -> {
         out.println("etcfs: unknown control request '" + verb + "'");

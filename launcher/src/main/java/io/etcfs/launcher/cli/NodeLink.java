@@ -1,0 +1,160 @@
+package io.etcfs.launcher.cli;
+
+import io.etcfs.launcher.UserError;
+import io.etcfs.launcher.control.ControlClient;
+import io.etcfs.launcher.node.NodeSpec;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The shell's link to one node: runs command lines over its control socket, one connection per
+ * line, and can abandon the line in flight (Ctrl-C) without touching the node.
+ */
+final class NodeLink {
+  /** The exit status of a line the user stopped waiting for, as a shell reports SIGINT. */
+  static final int INTERRUPTED = 130;
+  private static final Pattern JSON_NAME =
+      Pattern.compile("\"(?i:name)\"\\s*:\\s*\"([^\"\\\\]+)\"");
+
+  private final NodeSpec spec;
+  private final AtomicReference<ControlClient.Call> inFlight = new AtomicReference<>();
+  private volatile boolean abandoned;
+
+  NodeLink(NodeSpec spec) {
+    this.spec = spec;
+  }
+
+  String nodeName() {
+    return spec.nodeName();
+  }
+
+  /**
+   * Runs {@code line} in the node's Gogo session and copies its output to {@code out}.
+   *
+   * @return the command's status, or {@link #INTERRUPTED} if {@link #abandon} was called
+   * @throws UserError if the node is not running
+   */
+  int exec(String line, PrintStream out) {
+    return request("exec " + line, out);
+  }
+
+  /** Every command the node knows, {@code scope:function}; empty if it cannot list them. */
+  List<String> commands() {
+    Answer a = ask("commands");
+    return a.status() == 0 ? a.output().lines().filter(l -> !l.isBlank()).toList() : List.of();
+  }
+
+  /**
+   * The cluster's member names, from {@code members --json} where the node has it, else from
+   * the first column of the {@code members} table; empty if neither answers.
+   */
+  List<String> memberNames() {
+    Answer json = ask("exec members --json");
+    if (json.status() == 0) {
+      List<String> names = namesInJson(json.output());
+      if (!names.isEmpty()) {
+        return names;
+      }
+    }
+    Answer table = ask("exec members");
+    return table.status() == 0 ? namesInTable(table.output()) : List.of();
+  }
+
+  static List<String> namesInJson(String json) {
+    Matcher m = JSON_NAME.matcher(json);
+    List<String> names = new java.util.ArrayList<>();
+    while (m.find()) {
+      names.add(m.group(1));
+    }
+    return names;
+  }
+
+  static List<String> namesInTable(String table) {
+    List<String> lines = table.lines().filter(l -> !l.isBlank()).toList();
+    if (lines.isEmpty() || !lines.get(0).strip().startsWith("NAME")) {
+      return List.of();
+    }
+    return lines.stream().skip(1).map(l -> l.strip().split("\\s+")[0]).toList();
+  }
+
+  /**
+   * Stops waiting for the line in flight (called from the Ctrl-C handler): its connection is
+   * closed, the node finishes the command on its own and finds nobody to answer.
+   */
+  void abandon() {
+    ControlClient.Call c = inFlight.get();
+    if (c != null) {
+      abandoned = true;
+      try {
+        c.close();
+      } catch (IOException e) {
+        // Closing a socket we are leaving anyway: nothing to do about it.
+      }
+    }
+  }
+
+  /** Checks that the node answers at all, before the shell shows a prompt. */
+  void requireRunning() {
+    Answer a = ask("health");
+    if (a.status() != 0 && a.output().isBlank()) {
+      throw notRunning("no answer to health");
+    }
+  }
+
+  private Answer ask(String request) {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    int status;
+    try (PrintStream ps = new PrintStream(buf, true, StandardCharsets.UTF_8)) {
+      status = request(request, ps);
+    }
+    return new Answer(status, buf.toString(StandardCharsets.UTF_8));
+  }
+
+  private int request(String request, PrintStream out) {
+    ControlClient.Call call;
+    try {
+      call = ControlClient.Call.open(spec.socket());
+    } catch (IOException e) {
+      throw notRunning(reason(e));
+    }
+    abandoned = false;
+    inFlight.set(call);
+    try (call) {
+      return call.send(request, out);
+    } catch (IOException e) {
+      if (abandoned) {
+        return INTERRUPTED;
+      }
+      throw new UserError("node " + spec.nodeName() + " at " + spec.socket()
+          + " went away during the command (" + reason(e) + ")", e);
+    } finally {
+      inFlight.set(null);
+    }
+  }
+
+  /** The user's one line for a node that does not answer: no node, or a socket left by a dead one. */
+  UserError notRunning(String reason) {
+    return new UserError("node " + spec.nodeName() + " at " + spec.socket() + " is not running ("
+        + reason + ")");
+  }
+
+  private static String reason(IOException e) {
+    String m = e.getMessage();
+    if (e instanceof java.net.SocketException && m != null && m.contains("No such file")) {
+      return "no control socket";
+    }
+    if (m == null || m.isBlank()) {
+      return e.getClass().getSimpleName();
+    }
+    return Character.toLowerCase(m.charAt(0)) + m.substring(1);
+  }
+
+  /** An answer collected whole, for the shell's own look-ups. */
+  private record Answer(int status, String output) {}
+}
