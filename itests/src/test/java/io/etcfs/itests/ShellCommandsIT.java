@@ -66,6 +66,10 @@ class ShellCommandsIT {
     assertTrue(locks.out().matches("(?s)INODE  MODE  STATE +NODE .*\n[0-9a-f]+ +X +held +node1 .*"),
         locks.toString());
 
+    Distribution.Result help = shell("help locks");
+    assertEquals(0, help.exit(), help.toString());
+    assertTrue(help.out().contains("inode locks held or awaited here"), help.toString());
+
     Distribution.Result unknown = shell("fence nosuch --yes");
     assertEquals(1, unknown.exit(), unknown.toString());
     assertEquals("etcfs: fence: no live member named nosuch in etcfs (see: members)\n",

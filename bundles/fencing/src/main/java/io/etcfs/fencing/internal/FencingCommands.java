@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
+import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -50,7 +51,8 @@ public final class FencingCommands {
   }
 
   /** Every node: live members and incarnations whose recovery is pending. */
-  public String members(String... words) {
+  @Descriptor("every node: generation, host, mountpoint, lease and heartbeat age, state")
+  public String members(@Descriptor("[--json] [-h]") String... words) {
     Args a = Args.parse("members", "members [--json]", words, 0, 0, "--json");
     if (a.help()) {
       return a.usage() + "\nEvery node of " + fsName + ": members, and dead incarnations whose "
@@ -71,7 +73,8 @@ public final class FencingCommands {
   }
 
   /** The recovery records: who was fenced, by whom, when, and how it went. */
-  public String fenced(String... words) {
+  @Descriptor("past fences: node, generation, recovered by, when, result, seconds")
+  public String fenced(@Descriptor("[--json] [-h]") String... words) {
     Args a = Args.parse("fenced", "fenced [--json]", words, 0, 0, "--json");
     if (a.help()) {
       return a.usage() + "\nPast fences and recoveries of " + fsName + " (fences/ records).";
@@ -89,7 +92,8 @@ public final class FencingCommands {
    * a crashed node. Without {@code --yes} it only says what it would do, and fails, so a script
    * that forgot the flag does not carry on as if the node were fenced.
    */
-  public String fence(String... words) {
+  @Descriptor("fence a live node by revoking its membership lease (asks for --yes)")
+  public String fence(@Descriptor("NODE [--yes] [-h]") String... words) {
     Args a = Args.parse("fence", "fence NODE [--yes]", words, 1, 1, "--yes");
     if (a.help()) {
       return a.usage() + "\nRevokes NODE's membership lease: it fences itself and a survivor "
@@ -128,7 +132,8 @@ public final class FencingCommands {
   }
 
   /** This node's membership lease: id, TTL, time left by its own deadline, last keep-alive. */
-  public String leases(String... words) {
+  @Descriptor("this node's membership lease: id, TTL, time left, last keep-alive")
+  public String leases(@Descriptor("[--json] [-h]") String... words) {
     Args a = Args.parse("leases", "leases [--json]", words, 0, 0, "--json");
     if (a.help()) {
       return a.usage() + "\nThis node's membership lease as the node sees it (its own deadline)"

@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -50,7 +51,8 @@ public final class ArenaCommands {
   }
 
   /** Every arena: owner, generation, used and free blocks, longest free run; then totals. */
-  public String arenas(String... words) {
+  @Descriptor("every arena: owner, generation, used/free blocks, longest free run; totals")
+  public String arenas(@Descriptor("[--json] [-h]") String... words) {
     Args a = Args.parse("arenas", USAGE, words, 0, 0, "--json");
     if (a.help()) {
       return a.usage() + "\nEvery arena: its owner (claim), blocks used and free, and the longest"

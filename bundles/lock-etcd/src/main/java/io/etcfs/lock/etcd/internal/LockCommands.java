@@ -5,6 +5,7 @@ import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.shell.Args;
 import io.etcfs.spi.shell.Table;
+import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -41,7 +42,8 @@ public final class LockCommands {
   }
 
   /** This node's inode locks, or with --all every lock key of the filesystem. */
-  public String locks(String... words) {
+  @Descriptor("inode locks held or awaited here; --all: every lock key in etcd")
+  public String locks(@Descriptor("[--all] [--json] [-h]") String... words) {
     Args a = Args.parse("locks", USAGE, words, 0, 0, "--all", "--json");
     if (a.help()) {
       return a.usage() + "\nInode locks held or awaited on this node (etcd lock backend); "
