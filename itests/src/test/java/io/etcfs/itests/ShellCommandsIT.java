@@ -43,9 +43,7 @@ class ShellCommandsIT {
     assertTrue(members.out().matches("(?s).*\nnode1 .* live\n.*"), members.toString());
     assertTrue(members.out().matches("(?s).*\nnode2 +" + generation2 + " .* live\n.*"),
         members.toString());
-    for (String line : lines) {
-      assertTrue(line.length() <= 80, line);
-    }
+    fits(members);
 
     Distribution.Result json = shell("members --json");
     assertEquals(0, json.exit(), json.toString());
@@ -53,9 +51,16 @@ class ShellCommandsIT {
     assertTrue(json.out().contains("{\"name\": \"node2\", \"gen\": " + generation2 + ","),
         json.toString());
 
+    Distribution.Result leases = shell("leases");
+    assertEquals(0, leases.exit(), leases.toString());
+    fits(leases);
+    assertTrue(leases.out().matches("(?s)LEASE +ID +TTL_S .*\nmembership +[0-9a-f]+ +10 .* live\n.*"),
+        leases.toString());
+
     Files.write(cluster.mount(1).resolve("f"), new byte[1 << 20]);
     Distribution.Result arenas = shell("arenas");
     assertEquals(0, arenas.exit(), arenas.toString());
+    fits(arenas);
     assertTrue(arenas.out().startsWith("ARENA  OWNER  GEN  USED"), arenas.toString());
     assertTrue(arenas.out().matches("(?s).*\n +\\d+  node1 +\\d+ +\\d+ .*"), arenas.toString());
     assertTrue(arenas.out().contains("\ntotal: "), arenas.toString());
@@ -63,6 +68,7 @@ class ShellCommandsIT {
     // The writer keeps its inode lock cached after the close, until recalled or idle.
     Distribution.Result locks = shell("locks --all");
     assertEquals(0, locks.exit(), locks.toString());
+    fits(locks);
     assertTrue(locks.out().matches("(?s)INODE  MODE  STATE +NODE .*\n[0-9a-f]+ +X +held +node1 .*"),
         locks.toString());
 
@@ -88,8 +94,13 @@ class ShellCommandsIT {
     Faults.awaitRecovered(etcd, "etcfs", "node2", generation2, RECOVERY);
     Distribution.Result fenced = shell("fenced");
     assertEquals(0, fenced.exit(), fenced.toString());
+    fits(fenced);
     assertTrue(fenced.out().matches("(?s)NODE +GEN  BY .*\nnode2 +" + generation2
         + "  node1 +\\S+  done .*"), fenced.toString());
+  }
+
+  private static void fits(Distribution.Result r) {
+    r.out().lines().forEach(l -> assertTrue(l.length() <= 80, l.length() + ": " + l));
   }
 
   /** Runs one command on node1; its output also goes to the test's log, for a failed run. */

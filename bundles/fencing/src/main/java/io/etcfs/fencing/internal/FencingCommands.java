@@ -32,6 +32,10 @@ import org.osgi.service.component.annotations.Reference;
         "osgi.command.function=fenced", "osgi.command.function=fence",
         "osgi.command.function=leases"})
 public final class FencingCommands {
+  private static final String LEASES_NOTE = "LEFT_S: by this node's own deadline; ETCD_S: "
+      + "etcd's view; LAST_ACK: when the\nlast acknowledged keep-alive was sent (- before the "
+      + "first, TTL/3 after the join)";
+
   private final MetaStore store;
   private final Membership membership;
   private final String fsName;
@@ -151,7 +155,6 @@ public final class FencingCommands {
         s.left().toMillis() / 100 / 10.0, etcdLeft < 0 ? null : etcdLeft,
         s.lastAcknowledged() == null ? null : s.lastAcknowledged().truncatedTo(ChronoUnit.MILLIS).toString(),
         s.fenced() ? "fenced" : "live");
-    return a.has("--json") ? t.json() : t.render() + "\nLEFT_S: by this node's own deadline "
-        + "(from when its last acknowledged keep-alive was sent); ETCD_S: etcd's view";
+    return a.has("--json") ? t.json() : t.render() + "\n" + LEASES_NOTE;
   }
 }

@@ -131,12 +131,31 @@ class FencingCommandsTest {
   }
 
   @Test
+  void aLongFailureIsCutToEightyColumns() {
+    String reason = "failed: fence agent exec: command exited 1: " + "x".repeat(120);
+    store.commit(new Txn().then(Op.put(Keys.of("/etcfs/fs1/fences/n9/000000000000002a"),
+        Keys.of("node=n9\ngeneration=42\nrecoveredBy=n1\nstarted=2026-11-30T09:00:01Z\nresult="
+            + reason + "\nattempts=1\n"))));
+    String[] lines = shell.fenced().split("\n");
+    assertTrue(lines[1].matches("n9 +42  n1  2026-11-30T09:00:01Z  failed: fence agent exec.*\\.\\.\\."
+        + " +-"), lines[1]);
+    for (String line : lines) {
+      assertTrue(line.length() <= Table.WIDTH, line.length() + ": " + line);
+    }
+    assertTrue(shell.fenced("--json").contains(reason), "JSON keeps the whole result");
+  }
+
+  @Test
   void leasesShowsThisNodesMembershipLease() {
     String[] lines = shell.leases().split("\n");
     assertEquals(List.of("LEASE", "ID", "TTL_S", "LEFT_S", "ETCD_S", "LAST_ACK", "STATE"),
         List.of(lines[0].split(" +")));
     assertTrue(lines[1].startsWith("membership  " + Long.toHexString(n1.lease())), lines[1]);
     assertTrue(lines[1].endsWith("live"), lines[1]);
+    assertTrue(lines[2].startsWith("LEFT_S: by this node's own deadline;"), lines[2]);
+    for (String line : lines) {
+      assertTrue(line.length() <= Table.WIDTH, line);
+    }
     assertTrue(shell.leases("--json").contains("\"ttl_s\": 10"), shell.leases("--json"));
   }
 }

@@ -76,10 +76,10 @@ public final class ArenaCommands {
     if (a.has("--json")) {
       return t.json();
     }
-    return t.render() + "\ntotal: " + usage.size() + " arenas, " + claims.size() + " claimed; "
-        + used + " blocks used, " + (size - used) + " free of " + size + " ("
-        + allocator.blockSize() + " B blocks)\nFRAG_PCT: share of the free blocks outside the "
-        + "longest free run";
+    return t.render() + "\ntotal: " + usage.size() + " arenas, " + claims.size() + " claimed, "
+        + "blocks of " + allocator.blockSize() + " B\n       " + used + " blocks used, "
+        + (size - used) + " free of " + size
+        + "\nFRAG_PCT: share of the free blocks outside the longest free run";
   }
 
   /** Percent of the free blocks not in the longest free run: 0 when free space is one run. */

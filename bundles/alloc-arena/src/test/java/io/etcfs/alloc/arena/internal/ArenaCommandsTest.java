@@ -36,15 +36,15 @@ class ArenaCommandsTest {
         TestFs.config(TestFs.FS, "n1", 60, 0));
     String[] lines = shell.arenas().split("\n");
     assertEquals("ARENA  OWNER  GEN  USED  FREE  LONGEST_FREE  FRAG_PCT", lines[0]);
-    assertEquals(7, lines.length, String.join("\n", lines));
+    assertEquals(8, lines.length, String.join("\n", lines));
     assertEquals(1, rows(lines, "n1  +" + n1.membership.generation()
         + " +6 +58 +48 +17"), String.join("\n", lines));
     // n2's reservation is its own business: n1's mirror shows its arena empty.
     assertEquals(1, rows(lines, "n2  +" + n2.membership.generation()
         + " +0 +64 +64 +0"), String.join("\n", lines));
     assertEquals(2, rows(lines, "-  +- +0 +64 +64 +0"), String.join("\n", lines));
-    assertEquals("total: 4 arenas, 2 claimed; 6 blocks used, 250 free of 256 (4096 B blocks)",
-        lines[5]);
+    assertEquals("total: 4 arenas, 2 claimed, blocks of 4096 B", lines[5]);
+    assertEquals("       6 blocks used, 250 free of 256", lines[6]);
     for (String line : lines) {
       assertTrue(line.length() <= Table.WIDTH, line);
     }

@@ -57,7 +57,7 @@ public final class LockCommands {
     }
     String none = a.has("--all") ? "no inode locks in etcd" : "no inode locks on this node";
     String footer = a.has("--all") ? "" : "\nrecalls served by this node: "
-        + locks.recallsServed() + "; TOKEN: fencing token; FOR_S: seconds held or awaited";
+        + locks.recallsServed() + "\nTOKEN: fencing token; FOR_S: seconds held or awaited";
     return (t.size() == 0 ? none : t.render()) + footer;
   }
 }
