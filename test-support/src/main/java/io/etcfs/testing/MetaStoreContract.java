@@ -212,6 +212,15 @@ public abstract class MetaStoreContract {
   }
 
   @Test
+  void aLeaseTellsItsTimeLeftUntilItIsGone() {
+    long lease = store().grantLease(Duration.ofSeconds(30));
+    long left = store().leaseTimeToLive(lease);
+    assertTrue(left > 20 && left <= 30, "time left " + left);
+    store().revokeLease(lease);
+    assertEquals(-1, store().leaseTimeToLive(lease));
+  }
+
+  @Test
   void aGoneLeaseIsNotFound() {
     long lease = store().grantLease(Duration.ofSeconds(30));
     store().revokeLease(lease);

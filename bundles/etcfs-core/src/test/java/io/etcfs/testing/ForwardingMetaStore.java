@@ -49,6 +49,11 @@ public class ForwardingMetaStore implements MetaStore {
   }
 
   @Override
+  public long leaseTimeToLive(long lease) {
+    return delegate.leaseTimeToLive(lease);
+  }
+
+  @Override
   public void revokeLease(long lease) {
     delegate.revokeLease(lease);
   }

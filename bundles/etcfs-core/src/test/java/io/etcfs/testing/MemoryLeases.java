@@ -49,6 +49,15 @@ final class MemoryLeases {
     return lease.ttlSeconds;
   }
 
+  /** The whole seconds a lease has left (rounded up, as etcd does), or -1 if it does not exist. */
+  long timeToLive(long id) {
+    Lease lease = leases.get(id);
+    if (lease == null) {
+      return -1;
+    }
+    return Math.max(0, (lease.deadlineMillis - clock.millis() + 999) / 1000);
+  }
+
   void attach(long id, byte[] key) {
     leases.get(id).keys.add(key);
   }

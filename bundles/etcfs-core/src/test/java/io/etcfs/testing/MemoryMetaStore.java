@@ -133,6 +133,14 @@ public final class MemoryMetaStore implements MetaStore, AutoCloseable {
   }
 
   @Override
+  public long leaseTimeToLive(long lease) {
+    synchronized (lock) {
+      expireDueLeases();
+      return leases.timeToLive(lease);
+    }
+  }
+
+  @Override
   public void revokeLease(long lease) {
     synchronized (lock) {
       deleteKeysOf(lease);

@@ -117,6 +117,11 @@ public final class EtcdClientComponent implements MetaStore {
   }
 
   @Override
+  public long leaseTimeToLive(long lease) {
+    return store.leaseTimeToLive(lease);
+  }
+
+  @Override
   public void revokeLease(long lease) {
     store.revokeLease(lease);
   }

@@ -6,6 +6,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
@@ -129,6 +130,13 @@ public final class EtcdMetaStore implements MetaStore, AutoCloseable {
   @Override
   public long keepAliveOnce(long lease) {
     return call(() -> client.getLeaseClient().keepAliveOnce(lease)).getTTL();
+  }
+
+  @Override
+  public long leaseTimeToLive(long lease) {
+    // etcd answers TTL -1 for a lease it does not know rather than an error.
+    long ttl = call(() -> client.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT)).getTTL();
+    return ttl < 0 ? -1 : ttl;
   }
 
   @Override

@@ -5,6 +5,8 @@ import io.etcfs.spi.meta.MetaStoreException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -35,6 +37,7 @@ public final class LeaseKeeper {
   private final ExecutorService caller;
   private final Thread thread;
   private volatile boolean stopping;
+  private volatile Instant lastAcknowledged;
   private boolean failing;
   private String lapseReason = "no keep-alive was acknowledged before the lease deadline";
 
@@ -56,6 +59,14 @@ public final class LeaseKeeper {
 
   public void start() {
     thread.start();
+  }
+
+  /**
+   * When the last acknowledged keep-alive was sent, on the wall clock (for people: the shell's
+   * {@code leases}), or empty before the first one.
+   */
+  public Optional<Instant> lastAcknowledged() {
+    return Optional.ofNullable(lastAcknowledged);
   }
 
   /** Stops renewing; the lease then lives out its TTL unless the caller revokes it. */
@@ -113,6 +124,7 @@ public final class LeaseKeeper {
       failing = false;
     }
     deadline.extend(sentAt, TimeUnit.SECONDS.toNanos(ttlSeconds));
+    lastAcknowledged = Instant.now().minusNanos(Math.max(0, deadline.now() - sentAt));
     return sentAt + intervalNanos;
   }
 

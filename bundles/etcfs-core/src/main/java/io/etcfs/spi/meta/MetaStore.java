@@ -53,6 +53,15 @@ public interface MetaStore {
    */
   long keepAliveOnce(long lease);
 
+  /**
+   * The seconds a lease has left as the store sees them, or -1 if it is gone (expired, revoked
+   * or never granted). For people (the shell's {@code members}); a node's own liveness is decided
+   * by its deadline, never by asking the store.
+   *
+   * @since 1.3
+   */
+  long leaseTimeToLive(long lease);
+
   /** Revokes a lease, deleting every key attached to it. A lease already gone is not an error. */
   void revokeLease(long lease);
 

@@ -3,7 +3,7 @@
  * rows as JSON for scripts.
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package io.etcfs.spi.shell;
 
 import org.osgi.annotation.bundle.Export;

@@ -115,6 +115,7 @@ public final class NodeMembership implements Membership {
   private final HeartbeatDevice heartbeatDevice;
   private final Heartbeat heartbeat;
   private final long lease;
+  private final Duration ttl;
   private final long generation;
   private final Deadline deadline;
   private final LeaseKeeper keeper;
@@ -137,6 +138,7 @@ public final class NodeMembership implements Membership {
     int heartbeatMillis = positive("heartbeatMillis", config.heartbeatMillis());
     Path device = Path.of(required("device", config.device()));
     Duration ttl = ttl(config.leaseTtlSeconds());
+    this.ttl = ttl;
     String record = record(config, ttl);
     // Opened before joining: a node that cannot beat must not join.
     this.heartbeatDevice = openHeartbeat(device);
@@ -257,6 +259,19 @@ public final class NodeMembership implements Membership {
   long lease() {
     return lease;
   }
+
+  /** The lease as this node sees it, for the shell's {@code leases}. */
+  LeaseState leaseState() {
+    return new LeaseState(lease, ttl, Duration.ofNanos(Math.max(0, deadline.at() - deadline.now())),
+        keeper.lastAcknowledged().orElse(null), isFenced());
+  }
+
+  /**
+   * @param left what is left by this node's own deadline (on the monotonic clock)
+   * @param lastAcknowledged when the last acknowledged keep-alive was sent; null before one
+   */
+  record LeaseState(long id, Duration ttl, Duration left, Instant lastAcknowledged,
+      boolean fenced) {}
 
   /** A crash, for tests: keep-alives and heartbeat stop, nothing is written or deleted. */
   void crash() {

@@ -62,6 +62,23 @@ final class Arena {
     return free.size();
   }
 
+  /**
+   * The longest run of free blocks: exact in an arena this node owns (its free set also
+   * excludes reservations); elsewhere the longest gap between the extents the mirror shows.
+   */
+  long longestFreeRun() {
+    if (owned) {
+      return free.longest();
+    }
+    long best = 0;
+    long at = start;
+    for (Map.Entry<Long, Ref> e : refs.entrySet()) {
+      best = Math.max(best, e.getKey() - at);
+      at = Math.max(at, e.getKey() + e.getValue().length());
+    }
+    return Math.max(best, end - at);
+  }
+
   long cursor() {
     return cursor;
   }

@@ -147,6 +147,15 @@ public final class ArenaAllocator implements Allocator {
     claimer.releaseAll();
   }
 
+  /** Every arena's use as this node's mirror shows it, for the shell's {@code arenas}. */
+  List<ArenaTable.Usage> usage() {
+    return table.usage();
+  }
+
+  int blockSize() {
+    return table.geometry.blockSize();
+  }
+
   @Override
   public String backend() {
     return BACKEND_NAME;

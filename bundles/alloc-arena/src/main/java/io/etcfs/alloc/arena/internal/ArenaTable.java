@@ -243,6 +243,21 @@ final class ArenaTable {
     });
   }
 
+  /** One arena's use, for the shell: blocks in use (referenced, or reserved here). */
+  record Usage(int arena, long size, long used, long longestFree) {}
+
+  List<Usage> usage() {
+    return locked(() -> {
+      List<Usage> out = new ArrayList<>();
+      for (Arena a : arenas) {
+        out.add(new Usage(a.index, a.end - a.start,
+            Math.min(a.end - a.start, a.referenced() + a.reserved() + a.landing()),
+            a.longestFreeRun()));
+      }
+      return out;
+    });
+  }
+
   /** Device blocks neither referenced by any inode nor reserved here. */
   long freeBlocks() {
     return locked(() -> {

@@ -87,6 +87,15 @@ final class RunSet {
     return higher == null ? null : new long[] {higher.getKey(), higher.getValue()};
   }
 
+  /** The length of the longest run, 0 if empty. */
+  long longest() {
+    long best = 0;
+    for (Map.Entry<Long, Long> r : runs.entrySet()) {
+      best = Math.max(best, r.getValue() - r.getKey());
+    }
+    return best;
+  }
+
   List<long[]> runs() {
     List<long[]> out = new ArrayList<>();
     runs.forEach((s, e) -> out.add(new long[] {s, e}));

@@ -27,6 +27,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -100,6 +101,10 @@ public final class EtcdLockService implements LockService, WatchListener {
     final AtomicLong lastEvent = new AtomicLong();
     /** Acquires in progress (guarded by the map's compute). */
     int users;
+    /** The request queued and not granted yet, for the shell: its mode (null: none). */
+    volatile LockMode waiting;
+    volatile long waitingSince;
+    volatile long requestToken;
   }
 
   /** One lock this node holds. */
@@ -112,6 +117,8 @@ public final class EtcdLockService implements LockService, WatchListener {
     volatile long recalledAt;
     /** The recall was delivered: the lock is on its way out and never handed out again. */
     volatile boolean releasing;
+    /** Conflicting requests (by fencing token) seen queued behind this lock, for the shell. */
+    final Set<Long> waiters = ConcurrentHashMap.newKeySet();
 
     Held(HeldLock lock, Session session) {
       this.lock = lock;
@@ -214,7 +221,12 @@ public final class EtcdLockService implements LockService, WatchListener {
           }
           release(h.lock); // an upgrade queues again, behind whoever is waiting
         }
-        HeldLock granted = queueAndWait(gate, s, inode, mode, deadline);
+        HeldLock granted;
+        try {
+          granted = queueAndWait(gate, s, inode, mode, deadline);
+        } finally {
+          gate.waiting = null;
+        }
         if (granted != null) {
           return granted;
         }
@@ -245,6 +257,9 @@ public final class EtcdLockService implements LockService, WatchListener {
       }
     }
     long token = put.revision();
+    gate.requestToken = token;
+    gate.waitingSince = System.nanoTime();
+    gate.waiting = mode;
     RangeResult queue = put.ranges().get(0);
     long firstEpoch = restarts;
     while (true) {
@@ -332,7 +347,7 @@ public final class EtcdLockService implements LockService, WatchListener {
     }
   }
 
-  private static boolean granted(List<KeyValue> queue, KeyValue mine, LockMode mode) {
+  static boolean granted(List<KeyValue> queue, KeyValue mine, LockMode mode) {
     for (KeyValue kv : queue) {
       if (kv.createRevision() >= mine.createRevision()) {
         return true;
@@ -424,6 +439,30 @@ public final class EtcdLockService implements LockService, WatchListener {
     return recallsServed.get();
   }
 
+  /** This node's locks, held and awaited, by inode, for the shell's {@code locks}. */
+  List<LockRows.Local> localLocks() {
+    long now = System.nanoTime();
+    List<LockRows.Local> rows = new ArrayList<>();
+    for (Held h : held.values()) {
+      rows.add(new LockRows.Local(h.lock.inode(), h.lock.mode(),
+          h.recalling ? "recalling" : "held", h.lock.fencingToken(), now - h.grantedAt,
+          h.waiters.size()));
+    }
+    inodes.forEach((inode, st) -> {
+      LockMode waiting = st.waiting;
+      if (waiting != null) {
+        rows.add(new LockRows.Local(inode, waiting, "waiting", st.requestToken,
+            now - st.waitingSince, null));
+      }
+    });
+    rows.sort(Comparator.comparingLong(LockRows.Local::inode));
+    return rows;
+  }
+
+  String prefix() {
+    return prefix;
+  }
+
   /** Inodes this node keeps state for (acquiring or holding), for tests of memory use. */
   int trackedInodes() {
     return inodes.size();
@@ -488,6 +527,7 @@ public final class EtcdLockService implements LockService, WatchListener {
       } else if (e.type() == WatchEvent.Type.PUT
           && e.kv().createRevision() > h.lock.fencingToken()
           && mode(e.kv()).conflictsWith(h.lock.mode())) {
+        h.waiters.add(e.kv().createRevision());
         recall(h, mode(e.kv()));
       }
     }
@@ -506,6 +546,7 @@ public final class EtcdLockService implements LockService, WatchListener {
     for (KeyValue kv : queue) {
       if (kv.createRevision() > h.lock.fencingToken()
           && mode(kv).conflictsWith(h.lock.mode())) {
+        h.waiters.add(kv.createRevision());
         recall(h, mode(kv));
         return;
       }
@@ -624,7 +665,7 @@ public final class EtcdLockService implements LockService, WatchListener {
     return mode == LockMode.EXCLUSIVE ? "X" : "S";
   }
 
-  private static LockMode mode(KeyValue kv) {
+  static LockMode mode(KeyValue kv) {
     return kv.valueString().startsWith("S") ? LockMode.SHARED : LockMode.EXCLUSIVE;
   }
 

@@ -1,0 +1,85 @@
+package io.etcfs.lock.etcd.internal;
+
+import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.shell.Table;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** The tables of the shell's {@code locks}: this node's view, or every key under locks/. */
+final class LockRows {
+  /**
+   * One lock of this node.
+   *
+   * @param state held, recalling (asked back, being flushed) or waiting (queued, not granted)
+   * @param token the fencing token: the lock key's create revision
+   * @param forNanos how long it has been held (or awaited)
+   * @param waiters conflicting requests seen queued behind it; null for a waiting request
+   */
+  record Local(long inode, LockMode mode, String state, long token, long forNanos,
+      Integer waiters) {}
+
+  private LockRows() {}
+
+  static Table local(List<Local> rows) {
+    Table t = new Table().id("INODE").id("MODE").id("STATE").number("TOKEN").number("FOR_S")
+        .number("WAITERS");
+    for (Local r : rows) {
+      t.row(hex(r.inode()), code(r.mode()), r.state(), r.token(),
+          r.forNanos() / 100_000_000 / 10.0, r.waiters());
+    }
+    return t;
+  }
+
+  /**
+   * Every lock key under {@code prefix}: {@code <ino>/<lease>} valued {@code "S|X <node>"}. Each
+   * inode's queue is judged as the lock service judges it (create-revision order), so a key
+   * shows as held or queued.
+   */
+  static Table all(String prefix, List<KeyValue> kvs) {
+    Map<Long, List<KeyValue>> byInode = new TreeMap<>(Long::compareUnsigned);
+    for (KeyValue kv : kvs) {
+      Long inode = inode(prefix, kv.keyString());
+      if (inode != null) {
+        byInode.computeIfAbsent(inode, i -> new ArrayList<>()).add(kv);
+      }
+    }
+    Table t = new Table().id("INODE").id("MODE").id("STATE").id("NODE").number("TOKEN")
+        .id("SESSION");
+    byInode.forEach((inode, queue) -> {
+      queue.sort(Comparator.comparingLong(KeyValue::createRevision));
+      for (KeyValue kv : queue) {
+        LockMode mode = EtcdLockService.mode(kv);
+        String value = kv.valueString();
+        t.row(hex(inode), code(mode),
+            EtcdLockService.granted(queue, kv, mode) ? "held" : "queued",
+            value.length() > 2 ? value.substring(2) : "?", kv.createRevision(),
+            Long.toHexString(kv.lease()));
+      }
+    });
+    return t;
+  }
+
+  private static Long inode(String prefix, String key) {
+    int slash = key.indexOf('/', prefix.length());
+    if (!key.startsWith(prefix) || slash < 0) {
+      return null;
+    }
+    try {
+      return Long.parseUnsignedLong(key.substring(prefix.length(), slash), 16);
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  private static String code(LockMode mode) {
+    return mode == LockMode.EXCLUSIVE ? "X" : "S";
+  }
+
+  private static String hex(long inode) {
+    return Long.toHexString(inode);
+  }
+}

@@ -1,0 +1,113 @@
+package io.etcfs.itests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The cluster commands of the node shell (issue #6) through {@code etcfs shell MP -c}, on a
+ * 2-node {@code etcfs up} cluster: each command's table or JSON, and bad input answered on one
+ * line with a non-zero exit.
+ */
+@Timeout(300)
+class ShellCommandsIT {
+  private static final Duration RECOVERY = Duration.ofSeconds(90);
+
+  @TempDir Path tmp;
+  LocalCluster cluster;
+
+  @AfterEach
+  void down() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @Test
+  void membersArenasLocksFenceAndFenced() throws Exception {
+    cluster = LocalCluster.up(tmp.resolve("c"), 2, "1G");
+    String etcd = Faults.env(cluster.dir()).get("ETCFS_ETCD");
+    long generation2 = Faults.generation(etcd, "etcfs", "node2");
+
+    Distribution.Result members = shell("members");
+    assertEquals(0, members.exit(), members.toString());
+    String[] lines = members.out().split("\n");
+    assertTrue(lines[0].startsWith("NAME   GEN  SLOT  HOST"), members.toString());
+    assertTrue(members.out().matches("(?s).*\nnode1 .* live\n.*"), members.toString());
+    assertTrue(members.out().matches("(?s).*\nnode2 +" + generation2 + " .* live\n.*"),
+        members.toString());
+    fits(members);
+
+    Distribution.Result json = shell("members --json");
+    assertEquals(0, json.exit(), json.toString());
+    assertTrue(json.out().startsWith("[\n  {\"name\": \"node1\""), json.toString());
+    assertTrue(json.out().contains("{\"name\": \"node2\", \"gen\": " + generation2 + ","),
+        json.toString());
+
+    Distribution.Result leases = shell("leases");
+    assertEquals(0, leases.exit(), leases.toString());
+    fits(leases);
+    assertTrue(leases.out().matches("(?s)LEASE +ID +TTL_S .*\nmembership +[0-9a-f]+ +10 .* live\n.*"),
+        leases.toString());
+
+    Files.write(cluster.mount(1).resolve("f"), new byte[1 << 20]);
+    Distribution.Result arenas = shell("arenas");
+    assertEquals(0, arenas.exit(), arenas.toString());
+    fits(arenas);
+    assertTrue(arenas.out().startsWith("ARENA  OWNER  GEN  USED"), arenas.toString());
+    assertTrue(arenas.out().matches("(?s).*\n +\\d+  node1 +\\d+ +\\d+ .*"), arenas.toString());
+    assertTrue(arenas.out().contains("\ntotal: "), arenas.toString());
+
+    // The writer keeps its inode lock cached after the close, until recalled or idle.
+    Distribution.Result locks = shell("locks --all");
+    assertEquals(0, locks.exit(), locks.toString());
+    fits(locks);
+    assertTrue(locks.out().matches("(?s)INODE  MODE  STATE +NODE .*\n[0-9a-f]+ +X +held +node1 .*"),
+        locks.toString());
+
+    Distribution.Result help = shell("help locks");
+    assertEquals(0, help.exit(), help.toString());
+    assertTrue(help.out().contains("inode locks held or awaited here"), help.toString());
+
+    Distribution.Result unknown = shell("fence nosuch --yes");
+    assertEquals(1, unknown.exit(), unknown.toString());
+    assertEquals("etcfs: fence: no live member named nosuch in etcfs (see: members)\n",
+        unknown.out(), unknown.toString());
+    Distribution.Result badOption = shell("members --bogus");
+    assertEquals(1, badOption.exit(), badOption.toString());
+    assertEquals(1, badOption.out().strip().lines().count(), badOption.toString());
+
+    Distribution.Result ask = shell("fence node2");
+    assertEquals(1, ask.exit(), ask.toString());
+    assertTrue(ask.out().contains("would revoke the membership lease")
+        && ask.out().contains("to do it: fence node2 --yes"), ask.toString());
+    assertEquals(generation2, Faults.generation(etcd, "etcfs", "node2"), "node2 not fenced");
+
+    Faults.signal(Faults.nodePid(cluster, 2), "KILL");
+    Faults.awaitRecovered(etcd, "etcfs", "node2", generation2, RECOVERY);
+    Distribution.Result fenced = shell("fenced");
+    assertEquals(0, fenced.exit(), fenced.toString());
+    fits(fenced);
+    assertTrue(fenced.out().matches("(?s)NODE +GEN  BY .*\nnode2 +" + generation2
+        + "  node1 +\\S+  done .*"), fenced.toString());
+  }
+
+  private static void fits(Distribution.Result r) {
+    r.out().lines().forEach(l -> assertTrue(l.length() <= 80, l.length() + ": " + l));
+  }
+
+  /** Runs one command on node1; its output also goes to the test's log, for a failed run. */
+  private Distribution.Result shell(String command) throws Exception {
+    Distribution.Result r = cluster.etcfs("shell", cluster.mount(1).toString(), "-c", command);
+    System.out.println("$ etcfs shell MP -c '" + command + "'  (exit " + r.exit() + ")\n"
+        + r.out());
+    return r;
+  }
+}
