@@ -77,10 +77,10 @@ class CoreCommandsIT {
 
   @Test
   void badInputGetsOneLineAndAStatus() throws Exception {
-    assertBad("inode", "etcfs: usage: inode PATH|INO [--json]");
+    assertBad("inode", "etcfs: inode: expected 1 operand, got 0 (usage: inode PATH|INO [--json])");
     assertBad("inode /nosuch", "etcfs: ");
     assertBad("inode relative/path", "etcfs: 'relative/path' is neither an inode number nor a");
-    assertBad("stats --yaml", "etcfs: unknown option '--yaml': usage: stats [--json]");
+    assertBad("stats --yaml", "etcfs: stats: unknown option --yaml (usage: stats [--json])");
     assertBad("lock switch hazelcast", "etcfs: lock switch hazelcast: switching a live cluster's"
         + " lock backend is not built yet");
   }

@@ -58,6 +58,11 @@ final class Counted {
       }
 
       @Override
+      public long leaseTimeToLive(long lease) {
+        return store.leaseTimeToLive(lease);
+      }
+
+      @Override
       public String describe() {
         return store.describe();
       }

@@ -12,6 +12,7 @@ import io.etcfs.spi.fencing.RecoveryParticipant;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.core.fs.EtcFs;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.shell.Args;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.Vfs;
 import java.io.IOException;
@@ -21,6 +22,7 @@ import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
+import org.apache.felix.service.command.Descriptor;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -179,20 +181,24 @@ public final class FileSystemCore {
   }
 
   /** Gogo: {@code inode PATH|INO [--json]}: an inode's attributes. */
+  @Descriptor("an inode's attributes, by path under the mount, path from the root, or number")
   public String inode(String... args) throws FsException {
-    Args a = Args.parse("inode PATH|INO [--json]", args, 1);
-    return commands.inode(a.operand(), a.json());
+    Args a = Args.parse("inode", "inode PATH|INO [--json]", args, 1, 1, "--json");
+    return a.help() ? a.usage() : commands.inode(a.operands().get(0), a.has("--json"));
   }
 
   /** Gogo: {@code extents PATH|INO [--json]}: a file's extent map with device offsets. */
+  @Descriptor("a file's extent map: file block, device block, length, device offset")
   public String extents(String... args) throws FsException {
-    Args a = Args.parse("extents PATH|INO [--json]", args, 1);
-    return commands.extents(a.operand(), a.json());
+    Args a = Args.parse("extents", "extents PATH|INO [--json]", args, 1, 1, "--json");
+    return a.help() ? a.usage() : commands.extents(a.operands().get(0), a.has("--json"));
   }
 
   /** Gogo: {@code stats [--json]}: operation counts and latencies, etcd, cache, device. */
+  @Descriptor("this node's operation counts and latencies, etcd round trips, cache, device")
   public String stats(String... args) {
-    return commands.stats(Args.parse("stats [--json]", args, 0).json());
+    Args a = Args.parse("stats", "stats [--json]", args, 0, 0, "--json");
+    return a.help() ? a.usage() : commands.stats(a.has("--json"));
   }
 
   /** Gogo: {@code alloc backend} prints the allocator backend this node uses. */
