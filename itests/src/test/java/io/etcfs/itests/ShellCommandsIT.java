@@ -72,6 +72,13 @@ class ShellCommandsIT {
     assertTrue(locks.out().matches("(?s)INODE  MODE  STATE +NODE .*\n[0-9a-f]+ +X +held +node1 .*"),
         locks.toString());
 
+    // The lock session that holds it shows in leases beside the membership.
+    Distribution.Result withSession = shell("leases");
+    assertEquals(0, withSession.exit(), withSession.toString());
+    fits(withSession);
+    assertTrue(withSession.out().matches("(?s).*\nlock session +[0-9a-f]+ +2 .* live\n.*"),
+        withSession.toString());
+
     Distribution.Result help = shell("help locks");
     assertEquals(0, help.exit(), help.toString());
     assertTrue(help.out().contains("inode locks held or awaited here"), help.toString());

@@ -102,6 +102,11 @@ public final class EtcFs implements Vfs, AutoCloseable {
     return Calls.run(ctx, "recover " + dead.node(), () -> sweep.recover(dead));
   }
 
+  /** The POSIX-lock lease, while held (shell {@code leases}). */
+  public List<io.etcfs.spi.lease.LeaseReport.Lease> leases() {
+    return posixLocks.leases();
+  }
+
   /** This node's counters (shell {@code stats}). */
   public Stats stats() {
     return ctx.stats;

@@ -9,6 +9,7 @@ import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.fencing.DeadNode;
 import io.etcfs.spi.fencing.Membership;
 import io.etcfs.spi.fencing.RecoveryParticipant;
+import io.etcfs.spi.lease.LeaseReport;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.core.fs.EtcFs;
 import io.etcfs.spi.meta.MetaStore;
@@ -67,6 +68,7 @@ public final class FileSystemCore {
   private final ServiceRegistration<Vfs> registration;
   private final ServiceRegistration<RecoveryParticipant> recovery;
   private final CoreCommands commands;
+  private final ServiceRegistration<LeaseReport> leaseReport;
 
   /**
    * Checks the device against the record, opens it and registers the engine as the {@link Vfs}
@@ -109,6 +111,7 @@ public final class FileSystemCore {
         return engine.recover(dead);
       }
     }, props);
+    this.leaseReport = context.registerService(LeaseReport.class, engine::leases, props);
     LOG.info(
         "filesystem '" + config.fsName() + "' (" + record.superblock().uuid() + ") on "
             + config.device() + (device.direct() ? " (O_DIRECT)" : "") + " as node " + membership.nodeName() + " generation "
@@ -117,7 +120,7 @@ public final class FileSystemCore {
 
   @Deactivate
   void deactivate() {
-    for (ServiceRegistration<?> r : java.util.List.of(recovery, registration)) {
+    for (ServiceRegistration<?> r : java.util.List.of(leaseReport, recovery, registration)) {
       try {
         r.unregister();
       } catch (IllegalStateException e) {

@@ -4,7 +4,7 @@
  * it sent the last acknowledged renewal, on a monotonic clock, the same way.
  */
 @Export
-@Version("1.1.0")
+@Version("1.2.0")
 package io.etcfs.spi.lease;
 
 import org.osgi.annotation.bundle.Export;

@@ -15,6 +15,7 @@ import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
+import io.etcfs.spi.lease.LeaseReport;
 import org.osgi.service.component.annotations.Reference;
 
 /**
@@ -32,6 +33,15 @@ import org.osgi.service.component.annotations.Reference;
         "osgi.command.function=fenced", "osgi.command.function=fence",
         "osgi.command.function=leases"})
 public final class FencingCommands {
+  /** Every other lease holder on this node (lock session, POSIX-lock lease), whiteboard. */
+  @Reference(
+      service = LeaseReport.class,
+      cardinality = org.osgi.service.component.annotations.ReferenceCardinality.MULTIPLE,
+      policy = org.osgi.service.component.annotations.ReferencePolicy.DYNAMIC,
+      fieldOption = org.osgi.service.component.annotations.FieldOption.UPDATE)
+  private final java.util.List<LeaseReport> reports =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
+
   private static final String LEASES_NOTE = "LEFT_S: by this node's own deadline; ETCD_S: "
       + "etcd's view; LAST_ACK: when the\nlast acknowledged keep-alive was sent (- before the "
       + "first, TTL/3 after the join)";
@@ -136,7 +146,7 @@ public final class FencingCommands {
   }
 
   /** This node's membership lease: id, TTL, time left by its own deadline, last keep-alive. */
-  @Descriptor("this node's membership lease: id, TTL, time left, last keep-alive")
+  @Descriptor("this node's leases (membership, lock session, file locks): id, TTL, time left")
   public String leases(@Descriptor("[--json] [-h]") String... words) {
     Args a = Args.parse("leases", "leases [--json]", words, 0, 0, "--json");
     if (a.help()) {
@@ -155,6 +165,15 @@ public final class FencingCommands {
         s.left().toMillis() / 100 / 10.0, etcdLeft < 0 ? null : etcdLeft,
         s.lastAcknowledged() == null ? null : s.lastAcknowledged().truncatedTo(ChronoUnit.MILLIS).toString(),
         s.fenced() ? "fenced" : "live");
+    for (LeaseReport report : reports) {
+      for (LeaseReport.Lease l : report.leases()) {
+        long etcd = store.leaseTimeToLive(l.id());
+        t.row(l.kind(), Long.toHexString(l.id()), l.ttl().toSeconds(),
+            l.left().toMillis() / 100 / 10.0, etcd < 0 ? null : etcd,
+            l.lastAcknowledged().map(i -> i.truncatedTo(ChronoUnit.MILLIS).toString()).orElse(null),
+            l.left().isNegative() || l.left().isZero() ? "lapsed" : "live");
+      }
+    }
     return a.has("--json") ? t.json() : t.render() + "\n" + LEASES_NOTE;
   }
 }

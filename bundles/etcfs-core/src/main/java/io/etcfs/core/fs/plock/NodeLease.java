@@ -52,6 +52,15 @@ final class NodeLease {
     return granted;
   }
 
+  /** The lease as it stands, or empty while no lock needs one. */
+  synchronized java.util.Optional<io.etcfs.spi.lease.LeaseReport.Lease> report(String kind) {
+    if (keeper == null || deadline.expired()) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(io.etcfs.spi.lease.LeaseReport.of(kind, lease, ttl, deadline,
+        keeper));
+  }
+
   /** A commit found {@code id} unknown to the store: forget it, the next lock takes a new one. */
   synchronized void lost(long id) {
     if (keeper != null && lease == id) {

@@ -45,6 +45,11 @@ public final class PosixLocks implements AutoCloseable {
     this.files = new FileLocks(keys, node, table, held, waits);
   }
 
+  /** The POSIX-lock lease, while this node holds fcntl or flock locks. */
+  public java.util.List<io.etcfs.spi.lease.LeaseReport.Lease> leases() {
+    return lease.report("file locks").stream().toList();
+  }
+
   /** F_GETLK: a conflicting lock of another owner, or type UNLOCK if none. */
   public PosixLock getlk(long ino, long owner, PosixLock wanted) throws FsException {
     checkFenced();

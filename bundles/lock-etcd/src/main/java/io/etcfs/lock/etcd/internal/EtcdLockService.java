@@ -2,6 +2,7 @@ package io.etcfs.lock.etcd.internal;
 
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.lease.LeaseReport;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.lock.LockSession;
 import io.etcfs.spi.lock.LockTimeoutException;
@@ -59,12 +60,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * flushed. Held locks stay cached after use until recalled, or until idle for a while.
  */
 @Component(
-    service = LockService.class,
+    service = {LockService.class, LeaseReport.class},
     configurationPid = EtcdLockService.PID,
     configurationPolicy = ConfigurationPolicy.REQUIRE,
     property = LockService.BACKEND + "=" + EtcdLockService.BACKEND_NAME)
 @Designate(ocd = EtcdLockService.Config.class)
-public final class EtcdLockService implements LockService, WatchListener {
+public final class EtcdLockService implements LockService, LeaseReport, WatchListener {
   static final String PID = "io.etcfs.lock.etcd";
   static final String BACKEND_NAME = "etcd";
   private static final Logger LOG = System.getLogger(EtcdLockService.class.getName());
@@ -608,6 +609,13 @@ public final class EtcdLockService implements LockService, WatchListener {
     synchronized (changed) {
       changed.notifyAll();
     }
+  }
+
+  /** The lock session's lease, while there is a live session. */
+  @Override
+  public java.util.List<LeaseReport.Lease> leases() {
+    Session s = session;
+    return s == null || s.isExpired() ? java.util.List.of() : java.util.List.of(s.report());
   }
 
   @Deactivate

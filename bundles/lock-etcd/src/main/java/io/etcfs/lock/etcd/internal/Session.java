@@ -21,11 +21,13 @@ final class Session implements LockSession {
   private final MetaStore store;
   private final Deadline deadline;
   private final LeaseKeeper keeper;
+  private final Duration ttl;
   private final CompletableFuture<Void> done = new CompletableFuture<>();
 
   private Session(MetaStore store, long lease, Deadline deadline, Duration ttl, String name,
       BiConsumer<Session, String> onEnd) {
     this.store = store;
+    this.ttl = ttl;
     this.lease = lease;
     this.deadline = deadline;
     this.keeper = new LeaseKeeper(store, lease, ttl, deadline, name, reason -> {
@@ -60,6 +62,11 @@ final class Session implements LockSession {
   @Override
   public CompletionStage<Void> done() {
     return done;
+  }
+
+  /** This session's lease, for the shell's {@code leases}. */
+  io.etcfs.spi.lease.LeaseReport.Lease report() {
+    return io.etcfs.spi.lease.LeaseReport.of("lock session", lease, ttl, deadline, keeper);
   }
 
   /** Ends the session on purpose: its lease goes, and every lock key with it. */
