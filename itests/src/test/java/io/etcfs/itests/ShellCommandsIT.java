@@ -97,7 +97,18 @@ class ShellCommandsIT {
         && ask.out().contains("to do it: fence node2 --yes"), ask.toString());
     assertEquals(generation2, Faults.generation(etcd, "etcfs", "node2"), "node2 not fenced");
 
-    Faults.signal(Faults.nodePid(cluster, 2), "KILL");
+    // Confirmed, the fence expels node2 for real: its lease is revoked, it fences itself (its
+    // mount answers EIO) and node1 recovers it.
+    Distribution.Result yes = shell("fence node2 --yes");
+    assertEquals(0, yes.exit(), yes.toString());
+    Faults.await("node2 fences itself after 'fence node2 --yes'", RECOVERY, () -> {
+      try {
+        Files.write(cluster.mount(2).resolve("after-fence"), new byte[1]);
+        return false;
+      } catch (java.io.IOException e) {
+        return e.getMessage() != null && e.getMessage().contains("Input/output error");
+      }
+    });
     Faults.awaitRecovered(etcd, "etcfs", "node2", generation2, RECOVERY);
     Distribution.Result fenced = shell("fenced");
     assertEquals(0, fenced.exit(), fenced.toString());
