@@ -1,16 +1,14 @@
 package io.etcfs.core.fs;
 
 import io.etcfs.spi.blockdev.BlockDevice;
+import io.etcfs.spi.meta.ForwardingMetaStore;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.spi.meta.Txn;
 import io.etcfs.spi.meta.TxnResult;
-import io.etcfs.spi.meta.Watch;
-import io.etcfs.spi.meta.WatchListener;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.Optional;
 
 /** The engine's store and device, counted into {@link Stats} on their way through. */
@@ -18,53 +16,23 @@ final class Counted {
   private Counted() {}
 
   static MetaStore store(MetaStore store, Stats stats) {
-    return new MetaStore() {
+    return new ForwardingMetaStore(store) {
       @Override
       public Optional<KeyValue> get(byte[] key) {
         stats.storeGets.increment();
-        return store.get(key);
+        return delegate.get(key);
       }
 
       @Override
       public RangeResult range(byte[] from, byte[] to, int limit) {
         stats.storeRanges.increment();
-        return store.range(from, to, limit);
+        return delegate.range(from, to, limit);
       }
 
       @Override
       public TxnResult commit(Txn txn) {
         stats.storeCommits.increment();
-        return store.commit(txn);
-      }
-
-      @Override
-      public Watch watch(byte[] prefix, long fromRevision, WatchListener listener) {
-        return store.watch(prefix, fromRevision, listener);
-      }
-
-      @Override
-      public long grantLease(Duration ttl) {
-        return store.grantLease(ttl);
-      }
-
-      @Override
-      public long keepAliveOnce(long lease) {
-        return store.keepAliveOnce(lease);
-      }
-
-      @Override
-      public void revokeLease(long lease) {
-        store.revokeLease(lease);
-      }
-
-      @Override
-      public long leaseTimeToLive(long lease) {
-        return store.leaseTimeToLive(lease);
-      }
-
-      @Override
-      public String describe() {
-        return store.describe();
+        return delegate.commit(txn);
       }
     };
   }

@@ -1,16 +1,12 @@
-package io.etcfs.testing;
+package io.etcfs.spi.meta;
 
-import io.etcfs.spi.meta.KeyValue;
-import io.etcfs.spi.meta.MetaStore;
-import io.etcfs.spi.meta.RangeResult;
-import io.etcfs.spi.meta.Txn;
-import io.etcfs.spi.meta.TxnResult;
-import io.etcfs.spi.meta.Watch;
-import io.etcfs.spi.meta.WatchListener;
 import java.time.Duration;
 import java.util.Optional;
 
-/** A store that passes every call on: tests override the calls they count or break. */
+/**
+ * A store that passes every call on, for decorators that change a few: the core counts its round
+ * trips through one, tests slow or break calls with others.
+ */
 public class ForwardingMetaStore implements MetaStore {
   protected final MetaStore delegate;
 
