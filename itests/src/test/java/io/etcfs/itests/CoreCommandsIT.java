@@ -75,12 +75,49 @@ class CoreCommandsIT {
     assertTrue(json.startsWith("{\"ops\": [") && json.contains("\"etcd_commits\": "), json);
   }
 
+  /**
+   * What both shells offer on Tab, asked the way {@code etcfs shell} asks the node: paths below
+   * the mount or from the root, and the inodes this node works on with their paths.
+   */
+  @Test
+  void completionOffersPathsAndTheInodesThisNodeHoldsWithTheirPaths() throws Exception {
+    Files.createDirectories(mp.resolve("dir"));
+    assertEquals(List.of("c " + enc(mp + "/f") + " -", "p " + enc(mp + "/dir/") + " -"),
+        candidates("inode", mp + "/").stream().sorted().toList());
+    assertEquals(List.of("c " + enc("/f") + " -"), candidates("extents", "/f"));
+    String ino = field(ok("inode /f"), "ino");
+    // The node wrote f, so it holds f's inode lock (kept until another node asks for it).
+    assertTrue(candidates("inode", "").contains("c " + ino + " " + enc("/f")),
+        candidates("inode", "").toString());
+    assertEquals(List.of("--json", "-h"), candidates("stats", "").stream()
+        .map(l -> l.split(" ")[1]).toList());
+    assertEquals(List.of("c backend -"), candidates("lock", "b"));
+  }
+
+  /** {@code etcfs:_candidates} for the last of {@code words}, as the CLI encodes them. */
+  private static List<String> candidates(String... words) throws Exception {
+    StringBuilder line = new StringBuilder("etcfs:_candidates " + (words.length - 1));
+    for (String w : words) {
+      line.append(" w").append(java.util.Base64.getUrlEncoder().withoutPadding()
+          .encodeToString(w.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    }
+    String out = ok(line.toString());
+    return out.isEmpty() ? List.of() : out.lines().toList();
+  }
+
+  private static String enc(String s) {
+    return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8);
+  }
+
   @Test
   void badInputGetsOneLineAndAStatus() throws Exception {
     assertBad("inode", "etcfs: inode: expected 1 operand, got 0 (usage: inode PATH|INO [--json])");
     assertBad("inode /nosuch", "etcfs: ");
     assertBad("inode relative/path", "etcfs: 'relative/path' is neither an inode number nor a");
     assertBad("stats --yaml", "etcfs: stats: unknown option --yaml (usage: stats [--json])");
+    assertBad("lock", "etcfs: lock: expected 1 to 2 operands, got 0 (usage: lock backend | lock");
+    assertBad("alloc backends", "etcfs: alloc: unknown action 'backends' (usage: alloc backend)");
+    assertBad("etcfs:_candidates 3 wZmVuY2U", "etcfs: _candidates: word index 3 outside the 1");
     assertBad("lock switch hazelcast", "etcfs: lock switch hazelcast: switching a live cluster's"
         + " lock backend is not built yet");
   }

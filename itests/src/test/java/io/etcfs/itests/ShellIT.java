@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -74,6 +75,17 @@ class ShellIT {
       t.await("a path completed below the mountpoint", WAIT,
           s -> Tmux.lastLine(s).equals(PROMPT + "inode " + mp + "/shellit-file.txt"));
 
+      // Words after the command come from the node: node names, options, literal actions.
+      t.send("C-u", "fence ", "Tab");
+      t.await("the node name completed", WAIT,
+          s -> Tmux.lastLine(s).equals(PROMPT + "fence node1"));
+      t.send("--y", "Tab");
+      t.await("the option completed", WAIT,
+          s -> Tmux.lastLine(s).equals(PROMPT + "fence node1 --yes"));
+      t.send("C-u", "lock b", "Tab");
+      t.await("the action completed", WAIT,
+          s -> Tmux.lastLine(s).equals(PROMPT + "lock backend"));
+
       // Ctrl-C on a half-typed line clears it: what follows runs alone.
       t.send("C-c");
       t.await("a fresh prompt", WAIT, s -> Tmux.lastLine(s).equals(PROMPT.strip()));
@@ -104,8 +116,61 @@ class ShellIT {
     assertFalse(log.contains("io.etcfs.launcher.control.ControlServer"), log);
   }
 
+  /**
+   * {@code etcfs mount --foreground} on a terminal gives the node's own Gogo shell (gogo.jline),
+   * and the etcfs commands' words complete there as in {@code etcfs shell}.
+   */
   @Test
   @Order(2)
+  void theForegroundNodesOwnShellCompletesTheSameWords() throws Exception {
+    Path mp1 = cluster.mount(1);
+    Files.writeString(mp1.resolve("fg-file.txt"), "x");
+    Path mp2 = Files.createDirectories(cluster.dir().resolve("mnt/node2"));
+    Map<String, String> env = clusterEnv();
+    String cli = Distribution.home().resolve("bin/etcfs").toString();
+    String command = "env ETCFS_RUNTIME_DIR='" + cluster.runtime() + "' '" + cli + "' mount '"
+        + env.get("ETCFS_DEVICE") + "' '" + mp2 + "' --etcd '" + env.get("ETCFS_ETCD")
+        + "' --node node2 --state-dir '" + cluster.dir().resolve("run/node2-fg")
+        + "' --foreground; echo \"[node exited $?]\"; sleep 600";
+    try (Tmux t = Tmux.start(command)) {
+      // The node logs its start on this terminal, over gogo's first prompt: wait for the
+      // mount, then ask for a fresh prompt.
+      long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+      while (!Files.readString(Path.of("/proc/self/mountinfo")).contains(" " + mp2 + " ")) {
+        assertTrue(System.nanoTime() < deadline, "node2 never mounted:\n" + t.screen());
+        Thread.sleep(100);
+      }
+      t.send("Enter");
+      t.await("gogo's prompt", WAIT, s -> Tmux.lastLine(s).startsWith("g!"));
+
+      t.send("fence ", "Tab");
+      t.await("both node names offered", WAIT, s -> s.contains("g! fence node")
+          && s.lines().anyMatch(l -> l.matches("node1 \\(.*\\)\\s+node2 \\(.*\\)\\s*")));
+      t.send("C-u", "inode " + mp2 + "/fg-f", "Tab");
+      t.await("a path completed below the mountpoint", WAIT,
+          s -> Tmux.lastLine(s).startsWith("g! inode " + mp2 + "/fg-file.txt "));
+      t.send("Enter");
+      t.await("the inode's attributes", WAIT, s -> s.contains("type    regular file"));
+
+      t.send("exit 0", "Enter");
+      t.await("the node's exit", Duration.ofSeconds(120), s -> s.contains("[node exited 0]"));
+    }
+  }
+
+  /** The cluster's {@code cluster.env}: KEY='value' lines. */
+  private static Map<String, String> clusterEnv() throws Exception {
+    Map<String, String> env = new java.util.HashMap<>();
+    for (String line : Files.readAllLines(cluster.dir().resolve("cluster.env"))) {
+      int eq = line.indexOf('=');
+      if (eq > 0) {
+        env.put(line.substring(0, eq), line.substring(eq + 1).replaceAll("^'|'$", ""));
+      }
+    }
+    return env;
+  }
+
+  @Test
+  @Order(3)
   void badInputIsOneLineAndADeadNodesSocketToo() throws Exception {
     Path mp = cluster.mount(1);
     Distribution.Result unknown = cluster.etcfs("shell", mp.toString(), "-c", "nosuchcommand");

@@ -40,7 +40,8 @@ final class Tmux implements AutoCloseable {
 
   /** Types {@code keys}: literal text, or tmux key names such as Enter, Tab, C-c. */
   void send(String... keys) throws IOException, InterruptedException {
-    List<String> args = new ArrayList<>(List.of("send-keys", "-t", session));
+    // "--": a key that starts with '-' (an option being typed) is not one of tmux's flags.
+    List<String> args = new ArrayList<>(List.of("send-keys", "-t", session, "--"));
     args.addAll(List.of(keys));
     tmux(args.toArray(new String[0]));
   }

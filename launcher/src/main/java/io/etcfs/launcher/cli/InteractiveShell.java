@@ -29,11 +29,9 @@ final class InteractiveShell {
    */
   private static final Logger JLINE_LOG = Logger.getLogger("org.jline");
   private final NodeLink node;
-  private final Path mountpoint;
 
-  InteractiveShell(NodeLink node, Path mountpoint) {
+  InteractiveShell(NodeLink node) {
     this.node = node;
-    this.mountpoint = mountpoint;
   }
 
   /** Runs until {@code exit} or end of input; returns the last command's status. */
@@ -45,7 +43,7 @@ final class InteractiveShell {
       LineReader reader = LineReaderBuilder.builder()
           .terminal(terminal)
           .appName("etcfs")
-          .completer(new ShellCompleter(() -> commands, node::memberNames, mountpoint))
+          .completer(new ShellCompleter(() -> commands, node::complete))
           .variable(LineReader.HISTORY_FILE, historyFile())
           .build();
       terminal.handle(Terminal.Signal.INT, sig -> node.abandon());

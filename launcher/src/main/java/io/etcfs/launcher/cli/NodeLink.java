@@ -6,11 +6,11 @@ import io.etcfs.launcher.node.NodeSpec;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The shell's link to one node: runs command lines over its control socket, one connection per
@@ -19,8 +19,6 @@ import java.util.regex.Pattern;
 final class NodeLink {
   /** The exit status of a line the user stopped waiting for, as a shell reports SIGINT. */
   static final int INTERRUPTED = 130;
-  private static final Pattern JSON_NAME =
-      Pattern.compile("\"(?i:name)\"\\s*:\\s*\"([^\"\\\\]+)\"");
 
   private final NodeSpec spec;
   private final AtomicReference<ControlClient.Call> inFlight = new AtomicReference<>();
@@ -51,36 +49,42 @@ final class NodeLink {
   }
 
   /**
-   * The cluster's member names, from {@code members --json} where the node has it, else from
-   * the first column of the {@code members} table; empty if neither answers.
+   * What the word at {@code index} of {@code words} can become, as the node's shell bundle
+   * answers it ({@code etcfs:_candidates}); empty if the node cannot answer. Each word goes
+   * base64url-encoded, so no word reaches Gogo's parser as anything but a plain string.
    */
-  List<String> memberNames() {
-    Answer json = ask("exec members --json");
-    if (json.status() == 0) {
-      List<String> names = namesInJson(json.output());
-      if (!names.isEmpty()) {
-        return names;
+  List<Completion> complete(List<String> words, int index) {
+    StringBuilder line = new StringBuilder("exec etcfs:_candidates ").append(index);
+    for (String w : words) {
+      line.append(" w").append(Base64.getUrlEncoder().withoutPadding()
+          .encodeToString(w.getBytes(StandardCharsets.UTF_8)));
+    }
+    Answer a = ask(line.toString());
+    return a.status() == 0 ? Completion.parse(a.output()) : List.of();
+  }
+
+  /**
+   * One candidate from the node: {@code c|p VALUE DESCRIPTION}, the fields URL-encoded.
+   *
+   * @param complete whether the word is finished (p: a directory, the word goes on)
+   * @param description null for none
+   */
+  record Completion(String value, String description, boolean complete) {
+    static List<Completion> parse(String answer) {
+      List<Completion> out = new java.util.ArrayList<>();
+      for (String l : answer.lines().toList()) {
+        String[] f = l.split(" ");
+        if (f.length == 3 && (f[0].equals("c") || f[0].equals("p"))) {
+          String description = f[2].equals("-") ? null : decode(f[2]);
+          out.add(new Completion(decode(f[1]), description, f[0].equals("c")));
+        }
       }
+      return out;
     }
-    Answer table = ask("exec members");
-    return table.status() == 0 ? namesInTable(table.output()) : List.of();
-  }
 
-  static List<String> namesInJson(String json) {
-    Matcher m = JSON_NAME.matcher(json);
-    List<String> names = new java.util.ArrayList<>();
-    while (m.find()) {
-      names.add(m.group(1));
+    private static String decode(String s) {
+      return URLDecoder.decode(s, StandardCharsets.UTF_8);
     }
-    return names;
-  }
-
-  static List<String> namesInTable(String table) {
-    List<String> lines = table.lines().filter(l -> !l.isBlank()).toList();
-    if (lines.isEmpty() || !lines.get(0).strip().startsWith("NAME")) {
-      return List.of();
-    }
-    return lines.stream().skip(1).map(l -> l.strip().split("\\s+")[0]).toList();
   }
 
   /**

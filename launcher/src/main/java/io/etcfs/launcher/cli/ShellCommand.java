@@ -34,7 +34,7 @@ final class ShellCommand implements Callable<Integer> {
       return node.exec(command, System.out);
     }
     if (System.console() != null) {
-      return new InteractiveShell(node, spec.mountpoint()).run();
+      return new InteractiveShell(node).run();
     }
     return lineByLine(node);
   }

@@ -1,27 +1,23 @@
 package io.etcfs.launcher.cli;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 import org.jline.reader.Candidate;
 import org.jline.reader.Completer;
 import org.jline.reader.LineReader;
 import org.jline.reader.ParsedLine;
 
 /**
- * Tab completion for {@code etcfs shell}: command names (as the node lists them, with and
- * without their scope), member names after {@code fence} and {@code members}, and paths below
- * the mountpoint after {@code inode} and {@code extents}. Paths are completed here, not on the
- * node: the shell runs on the node's machine and sees the same mount.
+ * Tab completion for {@code etcfs shell}. Command names (as the node lists them, with and
+ * without their scope) are completed here; every other word is asked of the node, whose shell
+ * bundle answers from the commands' completion entries — node names, paths, inode numbers,
+ * options — exactly as in the node's own shell.
  */
 final class ShellCompleter implements Completer {
-  private static final Set<String> NODE_ARGS = Set.of("fence", "members");
-  private static final Set<String> PATH_ARGS = Set.of("inode", "extents");
   private static final Set<String> SEPARATORS = Set.of("|", ";", "&&", "||");
   /**
    * Gogo commands that need the node's own terminal (a pager, an editor, job control) and so
@@ -31,19 +27,17 @@ final class ShellCompleter implements Completer {
       "keymap", "widget", "less", "nano", "tmux", "ttop", "history", "watch");
 
   private final Supplier<List<String>> commands;
-  private final Supplier<List<String>> members;
-  private final Path mountpoint;
+  private final BiFunction<List<String>, Integer, List<NodeLink.Completion>> node;
 
   /**
    * @param commands the node's commands, {@code scope:function}
-   * @param members the cluster's member names (asked for on each completion that needs them:
-   *     members come and go)
-   * @param mountpoint the absolute mountpoint the node serves
+   * @param node asks the node for the candidates of word {@code index} of a command's words
+   *     (the command first, the word under the cursor cut at the cursor)
    */
-  ShellCompleter(Supplier<List<String>> commands, Supplier<List<String>> members, Path mountpoint) {
+  ShellCompleter(Supplier<List<String>> commands,
+      BiFunction<List<String>, Integer, List<NodeLink.Completion>> node) {
     this.commands = commands;
-    this.members = members;
-    this.mountpoint = mountpoint.toAbsolutePath().normalize();
+    this.node = node;
   }
 
   @Override
@@ -58,20 +52,26 @@ final class ShellCompleter implements Completer {
       commandNames().forEach(n -> candidates.add(new Candidate(n)));
       return;
     }
-    String command = function(words.get(start + 1));
-    String word = line.word();
-    if (NODE_ARGS.contains(command) && !word.startsWith("-")) {
-      members.get().forEach(n -> candidates.add(new Candidate(n)));
-    } else if (PATH_ARGS.contains(command)) {
-      paths(word).forEach(candidates::add);
+    List<String> command = new ArrayList<>(words.subList(start + 1, index));
+    command.add(line.word().substring(0, Math.min(line.wordCursor(), line.word().length())));
+    for (NodeLink.Completion c : node.apply(command, command.size() - 1)) {
+      candidates.add(new Candidate(c.value(), display(c.value()), null, c.description(), null,
+          null, c.complete()));
     }
+  }
+
+  /** A path shows its last name (a directory with its '/'), anything else itself. */
+  static String display(String value) {
+    String trimmed = value.endsWith("/") ? value.substring(0, value.length() - 1) : value;
+    int slash = trimmed.lastIndexOf('/');
+    return slash < 0 ? value : value.substring(slash + 1);
   }
 
   private Set<String> commandNames() {
     Set<String> names = new TreeSet<>();
     for (String c : commands.get()) {
-      String f = function(c);
-      // Gogo's "__files"-style functions are its own completion helpers, not commands.
+      String f = c.substring(c.indexOf(':') + 1);
+      // Functions starting with '_' are completion helpers (Gogo's __files, etcfs:_complete).
       if (!f.startsWith("_") && !TERMINAL_ONLY.contains(f)) {
         names.add(c);
         names.add(f);
@@ -79,44 +79,5 @@ final class ShellCompleter implements Completer {
     }
     names.add("exit");
     return names;
-  }
-
-  private static String function(String command) {
-    return command.substring(command.indexOf(':') + 1);
-  }
-
-  /** Entries below the mountpoint that {@code word} can grow into; directories end in '/'. */
-  List<Candidate> paths(String word) {
-    String root = mountpoint.toString();
-    if (word.length() <= root.length()) {
-      return root.startsWith(word) ? List.of(dir(root)) : List.of();
-    }
-    if (!word.startsWith(root + "/")) {
-      return List.of();
-    }
-    int slash = word.lastIndexOf('/');
-    Path dir = Path.of(word.substring(0, slash + 1)).normalize();
-    if (!dir.startsWith(mountpoint)) {
-      return List.of();
-    }
-    String prefix = word.substring(slash + 1);
-    String base = word.substring(0, slash + 1);
-    try (Stream<Path> entries = Files.list(dir)) {
-      return entries
-          .filter(p -> p.getFileName().toString().startsWith(prefix))
-          .map(p -> Files.isDirectory(p) ? dir(base + p.getFileName())
-              : new Candidate(base + p.getFileName(), p.getFileName().toString(), null, null,
-                  null, null, true))
-          .sorted()
-          .toList();
-    } catch (IOException | RuntimeException e) {
-      // An unreadable or vanished directory simply offers nothing.
-      return List.of();
-    }
-  }
-
-  /** A directory: completed with its slash, and the word stays open for the next name. */
-  private static Candidate dir(String path) {
-    return new Candidate(path + "/", path + "/", null, null, null, null, false);
   }
 }

@@ -54,7 +54,6 @@ public final class NodeConfigs {
     c.put("io.etcfs.lock.hazelcast", props("fsName", s.fsName(), "nodeName", s.nodeName()));
     c.put("io.etcfs.alloc.arena", props("fsName", s.fsName(), "nodeName", s.nodeName()));
     c.put("io.etcfs.fuse", props("fsName", s.fsName(), "mountpoint", s.mountpoint().toString()));
-    c.put("io.etcfs.shell", props("fsName", s.fsName()));
     return c;
   }
 

@@ -27,6 +27,8 @@ public final class NodeRuntime implements AutoCloseable {
   /** How long a node waits for its etcd client before giving up on reading the record. */
   private static final java.time.Duration RECORD_TIMEOUT = java.time.Duration.ofSeconds(60);
 
+  private static final String SHELL_BUNDLE = "io.etcfs.shell";
+
   private NodeRuntime(Framework framework) {
     this.framework = framework;
   }
@@ -49,6 +51,11 @@ public final class NodeRuntime implements AutoCloseable {
     try {
       List<Bundle> bundles = runtime.installAll(bundleDir);
       fw.start();
+      // The shell bundle first: its session listener must be in place before gogo.jline's
+      // shell, which starts with the Gogo runtime, runs its profile (the first command line of
+      // the node's own shell), or the etcfs commands' words would not complete there.
+      bundles.sort(java.util.Comparator.comparing(
+          (Bundle b) -> !SHELL_BUNDLE.equals(b.getSymbolicName())));
       for (Bundle b : bundles) {
         if (b.getHeaders().get("Fragment-Host") == null) {
           b.start();

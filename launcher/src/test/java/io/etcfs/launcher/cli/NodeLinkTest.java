@@ -82,11 +82,30 @@ class NodeLinkTest {
   }
 
   @Test
-  void memberNamesFromJsonOrTheTable() {
-    assertEquals(List.of("node1", "node2"),
-        NodeLink.namesInJson("[{\"NAME\":\"node1\",\"GEN\":3},{\"NAME\": \"node2\"}]"));
-    assertEquals(List.of("node1", "node2"), NodeLink.namesInTable(
-        "NAME   GEN  HOST\nnode1    3  a\nnode2    5  b\n"));
-    assertEquals(List.of(), NodeLink.namesInTable("no members of fs (revision 4)"));
+  void completionsGoEncodedAndComeBackDecoded() throws Exception {
+    List<String> asked = new java.util.ArrayList<>();
+    try (ControlServer s = ControlServer.start(tmp.resolve("node1.sock"), (req, out) -> {
+      asked.add(req);
+      out.println("p %2Fmnt%2Fa+b%2F -");
+      out.println("c node2 host%3A2");
+      out.println("garbage line");
+      return 0;
+    })) {
+      List<NodeLink.Completion> got = link().complete(List.of("fence", "", "it's"), 1);
+      assertEquals(List.of(new NodeLink.Completion("/mnt/a b/", null, false),
+          new NodeLink.Completion("node2", "host:2", true)), got);
+      // "fence" = ZmVuY2U, "" = nothing, "it's" = aXQncw: only [A-Za-z0-9_-] reach Gogo.
+      assertEquals(List.of("exec etcfs:_candidates 1 wZmVuY2U w waXQncw"), asked);
+    }
+  }
+
+  @Test
+  void aNodeThatCannotCompleteOffersNothing() throws Exception {
+    try (ControlServer s = ControlServer.start(tmp.resolve("node1.sock"), (req, out) -> {
+      out.println("Command not found: etcfs:_candidates");
+      return 1;
+    })) {
+      assertEquals(List.of(), link().complete(List.of("fence", ""), 1));
+    }
   }
 }

@@ -2,62 +2,66 @@ package io.etcfs.launcher.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.jline.reader.Candidate;
 import org.jline.reader.impl.DefaultParser;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 class ShellCompleterTest {
-  @TempDir Path tmp;
-  private Path mnt;
-  private ShellCompleter completer;
+  /** What the fake node was asked: the words and the index. */
+  private final List<String> asked = new ArrayList<>();
+  private final ShellCompleter completer = new ShellCompleter(
+      () -> List.of("etcfs:members", "etcfs:fence", "etcfs:inode", "etcfs:_candidates",
+          "felix:lb", "gogo:grep", "gogo:__files", "gogo:less"),
+      (words, index) -> {
+        asked.add(words + " @" + index);
+        return List.of(new NodeLink.Completion("/mnt/docs/", "a dir", false),
+            new NodeLink.Completion("node2", null, true));
+      });
 
-  @BeforeEach
-  void setUp() throws Exception {
-    mnt = Files.createDirectories(tmp.resolve("mnt"));
-    Files.createDirectories(mnt.resolve("docs/old"));
-    Files.writeString(mnt.resolve("docs/a.txt"), "a");
-    Files.writeString(mnt.resolve("data.bin"), "b");
-    completer = new ShellCompleter(
-        () -> List.of("etcfs:members", "etcfs:fence", "etcfs:inode", "felix:lb", "gogo:grep",
-            "gogo:__files", "gogo:less"),
-        () -> List.of("node1", "node2"), mnt);
-  }
-
-  private List<String> complete(String line) {
+  private List<Candidate> complete(String line, int cursor) {
     List<Candidate> out = new ArrayList<>();
-    completer.complete(null, new DefaultParser().parse(line, line.length()), out);
-    return out.stream().map(Candidate::value).sorted().toList();
+    completer.complete(null, new DefaultParser().parse(line, cursor), out);
+    return out;
+  }
+
+  private List<String> values(String line) {
+    return complete(line, line.length()).stream().map(Candidate::value).sorted().toList();
   }
 
   @Test
-  void commandNamesWithAndWithoutScope() {
+  void commandNamesWithAndWithoutScopeAndNoHelpers() {
     assertEquals(List.of("etcfs:fence", "etcfs:inode", "etcfs:members", "exit", "felix:lb",
-        "fence", "gogo:grep", "grep", "inode", "lb", "members"), complete(""));
-    assertEquals(complete(""), complete("lb | "));
+        "fence", "gogo:grep", "grep", "inode", "lb", "members"), values(""));
+    assertEquals(values(""), values("lb | "));
+    assertEquals(List.of(), asked);
   }
 
   @Test
-  void memberNamesAfterFenceAndMembers() {
-    assertEquals(List.of("node1", "node2"), complete("fence "));
-    assertEquals(List.of("node1", "node2"), complete("etcfs:members n"));
-    assertEquals(List.of(), complete("lb "));
-    assertEquals(List.of(), complete("fence --"));
+  void everyOtherWordIsAskedOfTheNode() {
+    assertEquals(List.of("/mnt/docs/", "node2"), values("fence n"));
+    assertEquals(List.of("[fence, n] @1"), asked);
+    asked.clear();
+    values("lb | etcfs:inode --json /mnt/d");
+    assertEquals(List.of("[etcfs:inode, --json, /mnt/d] @2"), asked);
   }
 
   @Test
-  void pathsBelowTheMountpointOnly() {
-    assertEquals(List.of(mnt + "/"), complete("inode "));
-    assertEquals(List.of(mnt + "/data.bin", mnt + "/docs/"), complete("inode " + mnt + "/d"));
-    assertEquals(List.of(mnt + "/docs/a.txt", mnt + "/docs/old/"),
-        complete("extents " + mnt + "/docs/"));
-    assertEquals(List.of(), complete("inode " + mnt + "/docs/../../"));
-    assertEquals(List.of(), complete("inode /etc/"));
+  void theWordIsCutAtTheCursor() {
+    complete("fence node2 --yes", "fence no".length());
+    assertEquals(List.of("[fence, no] @1"), asked);
+  }
+
+  @Test
+  void directoriesStayOpenAndShowTheirLastName() {
+    Candidate dir = complete("inode /mnt/d", "inode /mnt/d".length()).get(0);
+    assertEquals("/mnt/docs/", dir.value());
+    assertEquals("docs/", dir.displ());
+    assertEquals("a dir", dir.descr());
+    assertEquals(false, dir.complete());
+    assertEquals("a.txt", ShellCompleter.display("/mnt/docs/a.txt"));
+    assertEquals("node2", ShellCompleter.display("node2"));
   }
 
   @Test

@@ -49,6 +49,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   public static final String PUBLISH = "user.etcfs.publish";
   private final DeadNodeSweep sweep;
   private final Extents extentsOf;
+  private final OpenFiles open;
 
   /**
    * Starts the engine: its cache watch runs from here on.
@@ -74,6 +75,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     Extents extents = new Extents(ctx);
     this.extentsOf = extents;
     OpenFiles open = new OpenFiles();
+    this.open = open;
     MemoryBudget budget = new MemoryBudget(bufferBytes);
     Purger purger = new Purger(ctx, extents);
     this.locks = new InodeLocks(ctx, lockService, open);
@@ -115,6 +117,16 @@ public final class EtcFs implements Vfs, AutoCloseable {
   /** Key look-ups answered by the metadata cache and those that went to etcd. */
   public long[] cacheHitsAndMisses() {
     return new long[] {ctx.cache.hits(), ctx.cache.misses()};
+  }
+
+  /**
+   * The inodes this node is working on: open here, or under an inode lock it holds (shell
+   * completion of inode numbers), in ascending order.
+   */
+  public java.util.SortedSet<Long> activeInodes() {
+    java.util.SortedSet<Long> inos = new java.util.TreeSet<>(locks.heldInodes());
+    open.all().forEach(f -> inos.add(f.ino));
+    return inos;
   }
 
   /** The committed extent map of {@code ino}, read afresh (shell {@code extents}). */

@@ -104,6 +104,11 @@ final class InodeLocks implements RecallHandler {
   }
 
   /** Whether {@code lock} is still this node's lock on {@code ino} (not recalled meanwhile). */
+  /** The inodes whose lock this node holds right now. */
+  java.util.Set<Long> heldInodes() {
+    return java.util.Set.copyOf(current.keySet());
+  }
+
   boolean isCurrent(long ino, HeldLock lock) {
     return current.get(ino) == lock;
   }

@@ -14,6 +14,8 @@ import io.etcfs.spi.lock.LockService;
 import io.etcfs.core.fs.EtcFs;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.shell.Args;
+import io.etcfs.spi.shell.Completion;
+import io.etcfs.spi.shell.CompletionSource;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.Vfs;
 import java.io.IOException;
@@ -21,6 +23,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Dictionary;
 import java.util.Hashtable;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
 import org.apache.felix.service.command.Descriptor;
@@ -55,7 +58,12 @@ import org.osgi.service.metatype.annotations.Designate;
       "osgi.command.function=alloc",
       "osgi.command.function=inode",
       "osgi.command.function=extents",
-      "osgi.command.function=stats"
+      "osgi.command.function=stats",
+      Completion.PROPERTY + "=lock backend|switch -h",
+      Completion.PROPERTY + "=alloc backend -h",
+      Completion.PROPERTY + "=inode @path|@inode --json -h",
+      Completion.PROPERTY + "=extents @path|@inode --json -h",
+      Completion.PROPERTY + "=stats --json -h"
     })
 @Designate(ocd = CoreConfig.class)
 public final class FileSystemCore {
@@ -69,6 +77,8 @@ public final class FileSystemCore {
   private final ServiceRegistration<RecoveryParticipant> recovery;
   private final CoreCommands commands;
   private final ServiceRegistration<LeaseReport> leaseReport;
+  private final ServiceRegistration<CompletionSource> pathCompletion;
+  private final ServiceRegistration<CompletionSource> inodeCompletion;
 
   /**
    * Checks the device against the record, opens it and registers the engine as the {@link Vfs}
@@ -112,6 +122,11 @@ public final class FileSystemCore {
       }
     }, props);
     this.leaseReport = context.registerService(LeaseReport.class, engine::leases, props);
+    CoreCompletions completions = new CoreCompletions(engine, config.mountpoint());
+    this.pathCompletion = context.registerService(CompletionSource.class, completions::paths,
+        kind(props, Completion.PATH));
+    this.inodeCompletion = context.registerService(CompletionSource.class,
+        completions::inodes, kind(props, Completion.INODE));
     LOG.info(
         "filesystem '" + config.fsName() + "' (" + record.superblock().uuid() + ") on "
             + config.device() + (device.direct() ? " (O_DIRECT)" : "") + " as node " + membership.nodeName() + " generation "
@@ -120,7 +135,8 @@ public final class FileSystemCore {
 
   @Deactivate
   void deactivate() {
-    for (ServiceRegistration<?> r : java.util.List.of(leaseReport, recovery, registration)) {
+    for (ServiceRegistration<?> r : java.util.List.of(inodeCompletion, pathCompletion,
+        leaseReport, recovery, registration)) {
       try {
         r.unregister();
       } catch (IllegalStateException e) {
@@ -133,6 +149,13 @@ public final class FileSystemCore {
     } catch (IOException e) {
       LOG.warning("closing device: " + e.getMessage());
     }
+  }
+
+  private static Dictionary<String, Object> kind(Dictionary<String, Object> props, String kind) {
+    Dictionary<String, Object> p = new Hashtable<>();
+    p.put("etcfs.fsName", props.get("etcfs.fsName"));
+    p.put(CompletionSource.KIND, kind);
+    return p;
   }
 
   @Modified
@@ -167,20 +190,27 @@ public final class FileSystemCore {
     allocator.compareAndSet(service, null);
   }
 
-  /** Gogo: {@code lock backend} prints the lock backend this node uses. */
-  public String lock(String action) {
-    return backendCommand("lock", action, () -> backendName(lock.get()));
-  }
-
-  /** Gogo: {@code lock switch NAME} — the live backend swap is an issue of its own. */
-  public String lock(String action, String name) {
-    if (!"switch".equals(action)) {
-      throw new IllegalArgumentException("unknown action '" + action
-          + "': usage: lock backend | lock switch NAME");
+  /**
+   * Gogo: {@code lock backend} prints the lock backend this node uses; {@code lock switch NAME}
+   * would change it on the live cluster, which is an issue of its own.
+   */
+  @Descriptor("lock backend: the inode-lock backend in use; lock switch NAME: not built yet")
+  public String lock(String... args) {
+    Args a = Args.parse("lock", "lock backend | lock switch NAME", args, 1, 2);
+    if (a.help()) {
+      return a.usage() + "\nShows the inode-lock backend this node uses (lock backend).";
     }
-    throw new UnsupportedOperationException("lock switch " + name + ": switching a live "
-        + "cluster's lock backend is not built yet (the backend-swap issue); this node uses "
-        + backendName(lock.get()));
+    List<String> words = a.operands();
+    if (words.get(0).equals("backend") && words.size() == 1) {
+      return backendName(lock.get());
+    }
+    if (words.get(0).equals("switch") && words.size() == 2) {
+      throw new UnsupportedOperationException("lock switch " + words.get(1) + ": switching a "
+          + "live cluster's lock backend is not built yet (the backend-swap issue); this node "
+          + "uses " + backendName(lock.get()));
+    }
+    throw new IllegalArgumentException("lock: unknown action '" + String.join(" ", words)
+        + "' (" + a.usage() + ")");
   }
 
   /** Gogo: {@code inode PATH|INO [--json]}: an inode's attributes. */
@@ -205,17 +235,17 @@ public final class FileSystemCore {
   }
 
   /** Gogo: {@code alloc backend} prints the allocator backend this node uses. */
-  public String alloc(String action) {
-    return backendCommand("alloc", action, () -> allocName(allocator.get()));
-  }
-
-  private static String backendCommand(
-      String what, String action, java.util.function.Supplier<String> current) {
-    if (!"backend".equals(action)) {
-      throw new IllegalArgumentException(
-          "unknown action '" + action + "': usage: " + what + " backend");
+  @Descriptor("alloc backend: the block allocator in use")
+  public String alloc(String... args) {
+    Args a = Args.parse("alloc", "alloc backend", args, 1, 1);
+    if (a.help()) {
+      return a.usage() + "\nShows the block allocator this node uses.";
     }
-    return current.get();
+    if (!a.operands().get(0).equals("backend")) {
+      throw new IllegalArgumentException("alloc: unknown action '" + a.operands().get(0)
+          + "' (" + a.usage() + ")");
+    }
+    return allocName(allocator.get());
   }
 
   private static String backendName(LockService s) {

@@ -4,6 +4,7 @@ import io.etcfs.spi.fencing.Membership;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.shell.Args;
+import io.etcfs.spi.shell.Completion;
 import io.etcfs.spi.shell.Table;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -31,7 +32,9 @@ import org.osgi.service.component.annotations.Reference;
     configurationPolicy = ConfigurationPolicy.REQUIRE,
     property = {"osgi.command.scope=etcfs", "osgi.command.function=members",
         "osgi.command.function=fenced", "osgi.command.function=fence",
-        "osgi.command.function=leases"})
+        "osgi.command.function=leases",
+        Completion.PROPERTY + "=members --json -h", Completion.PROPERTY + "=fenced --json -h",
+        Completion.PROPERTY + "=fence @node --yes -h", Completion.PROPERTY + "=leases --json -h"})
 public final class FencingCommands {
   /** Every other lease holder on this node (lock session, POSIX-lock lease), whiteboard. */
   @Reference(

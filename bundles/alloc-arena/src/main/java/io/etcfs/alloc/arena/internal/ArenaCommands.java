@@ -4,6 +4,7 @@ import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.shell.Args;
+import io.etcfs.spi.shell.Completion;
 import io.etcfs.spi.shell.Table;
 import java.io.IOException;
 import java.io.StringReader;
@@ -26,7 +27,8 @@ import org.osgi.service.component.annotations.Reference;
     service = ArenaCommands.class,
     configurationPid = ArenaAllocator.PID,
     configurationPolicy = ConfigurationPolicy.REQUIRE,
-    property = {"osgi.command.scope=etcfs", "osgi.command.function=arenas"})
+    property = {"osgi.command.scope=etcfs", "osgi.command.function=arenas",
+        Completion.PROPERTY + "=arenas --json -h"})
 public final class ArenaCommands {
   private static final String USAGE = "arenas [--json]";
 
