@@ -14,6 +14,7 @@ import io.etcfs.spi.lock.LockService;
 import io.etcfs.core.fs.EtcFs;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.shell.Args;
+import io.etcfs.spi.shell.InodePaths;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.Vfs;
 import java.io.IOException;
@@ -42,7 +43,7 @@ import org.osgi.service.metatype.annotations.Designate;
  * so a configuration change or a higher-ranked backend rebinds them in the running framework
  * without reactivating the core. Once the device and the etcd record are checked to belong to one
  * filesystem, the core opens the device and registers the filesystem engine ({@link EtcFs}) as
- * the {@link Vfs} service the front ends use.
+ * the {@link Vfs} service the front ends use, and {@link InodePaths} for the shell.
  */
 @Component(
     configurationPid = "io.etcfs.core",
@@ -69,6 +70,7 @@ public final class FileSystemCore {
   private final ServiceRegistration<RecoveryParticipant> recovery;
   private final CoreCommands commands;
   private final ServiceRegistration<LeaseReport> leaseReport;
+  private final ServiceRegistration<InodePaths> inodePaths;
 
   /**
    * Checks the device against the record, opens it and registers the engine as the {@link Vfs}
@@ -112,6 +114,8 @@ public final class FileSystemCore {
       }
     }, props);
     this.leaseReport = context.registerService(LeaseReport.class, engine::leases, props);
+    // for the lock table's PATH column: registered with the filesystem, gone with it
+    this.inodePaths = context.registerService(InodePaths.class, engine::pathOf, props);
     LOG.info(
         "filesystem '" + config.fsName() + "' (" + record.superblock().uuid() + ") on "
             + config.device() + (device.direct() ? " (O_DIRECT)" : "") + " as node " + membership.nodeName() + " generation "
@@ -120,7 +124,8 @@ public final class FileSystemCore {
 
   @Deactivate
   void deactivate() {
-    for (ServiceRegistration<?> r : java.util.List.of(leaseReport, recovery, registration)) {
+    for (ServiceRegistration<?> r : java.util.List.of(inodePaths, leaseReport, recovery,
+        registration)) {
       try {
         r.unregister();
       } catch (IllegalStateException e) {
