@@ -82,8 +82,10 @@ final class InodePathFinder {
       return Optional.empty();
     }
     long cookie = 0;
-    for (int scanned = 0; scanned < MAX_SCANNED; ) {
-      DirPage page = dirs.readdir(dir, cookie, PAGE);
+    int scanned = 0;
+    DirPage page;
+    do {
+      page = dirs.readdir(dir, cookie, PAGE);
       for (DirEntry e : page.entries()) {
         if (e.ino() == ino) {
           return Optional.of(new LastNames.Link(dir, e.name()));
@@ -91,10 +93,7 @@ final class InodePathFinder {
         cookie = e.cookie();
       }
       scanned += page.entries().size();
-      if (!page.more() || page.entries().isEmpty()) {
-        break;
-      }
-    }
+    } while (page.more() && !page.entries().isEmpty() && scanned < MAX_SCANNED);
     return Optional.empty();
   }
 }

@@ -10,7 +10,7 @@ import java.util.Map;
  * for a decision, so a stale name costs nothing but a failed check when it is used.
  */
 final class LastNames {
-  /** The most recent inodes kept: a few thousand, a few hundred kilobytes at worst. */
+  /** The most recent inodes kept: a few thousand, about a megabyte even with 255-byte names. */
   static final int CAPACITY = 4096;
 
   /** One name of an inode: the directory it was seen in and the entry's name there. */

@@ -2,6 +2,7 @@ package io.etcfs.core.fs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
@@ -68,6 +69,20 @@ class InodePathsTest {
       assertEquals(Optional.empty(), other.pathOf(f.ino()), "a file it never saw a name of");
       assertEquals(f.ino(), other.resolve("/a/b/f", ROOT).ino());
       assertEquals(Optional.of("/a/b/f"), other.pathOf(f.ino()));
+    }
+  }
+
+  @Test
+  void aDirectoryIsFoundAmongManyEntriesOfItsParentPageByPage() throws Exception {
+    Attr big = fs.mkdir(R, "big", 0755, ROOT);
+    for (int i = 0; i < 1500; i++) {
+      fs.mknod(big.ino(), "f" + i, 0644, 0, ROOT);
+    }
+    Attr sub = fs.mkdir(big.ino(), "sub", 0755, ROOT);
+    assertTrue(fs.readdir(big.ino(), 0, 512).entries().stream()
+        .noneMatch(e -> e.ino() == sub.ino()), "sub lies past the first page of the search");
+    try (EtcFs other = fx.node("n2").fs) {
+      assertEquals(Optional.of("/big/sub"), other.pathOf(sub.ino()));
     }
   }
 
