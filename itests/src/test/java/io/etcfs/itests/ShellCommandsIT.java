@@ -1,11 +1,14 @@
 package io.etcfs.itests;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -69,7 +72,7 @@ class ShellCommandsIT {
     Distribution.Result locks = shell("locks --all");
     assertEquals(0, locks.exit(), locks.toString());
     fits(locks);
-    assertTrue(locks.out().matches("(?s)INODE  MODE  STATE +NODE .*\n[0-9a-f]+ +X +held +node1 .*"),
+    assertTrue(locks.out().matches("(?s) *INODE  MODE  STATE +NODE .*\n *[0-9]+  X +held +node1 .*"),
         locks.toString());
 
     // The lock session that holds it shows in leases beside the membership.
@@ -115,6 +118,49 @@ class ShellCommandsIT {
     fits(fenced);
     assertTrue(fenced.out().matches("(?s)NODE +GEN  BY .*\nnode2 +" + generation2
         + "  node1 +\\S+  done .*"), fenced.toString());
+  }
+
+  /**
+   * The lock table names a lock's inode in decimal with its path, and counts the recalls this
+   * node served for it: node2 reading node1's fresh file takes node1's exclusive lock back.
+   */
+  @Test
+  void locksShowThePathAndTheRecallsServedPerInode() throws Exception {
+    cluster = LocalCluster.up(tmp.resolve("c"), 2, "1G");
+    Path file = cluster.mount(1).resolve("dir").resolve("file");
+    Files.createDirectory(file.getParent());
+    Files.write(file, new byte[] {1, 2, 3});
+    long ino = (Long) Files.getAttribute(file, "unix:ino");
+
+    // The writer keeps its lock cached after the close, under the name it created.
+    Distribution.Result mine = shell("locks");
+    assertEquals(0, mine.exit(), mine.toString());
+    fits(mine);
+    assertTrue(mine.out().matches("(?s).*\n *" + ino + "  X +held [^\n]*  /dir/file\n.*"),
+        mine.toString());
+    Distribution.Result all = shell("locks --all");
+    assertEquals(0, all.exit(), all.toString());
+    fits(all);
+    assertTrue(all.out().matches("(?s).*\n *" + ino + "  X +held +node1 [^\n]*  /dir/file(\n.*)?"),
+        all.toString());
+
+    // node2's read recalls node1's lock; node1 counts it against the inode, and shows it on
+    // its row once it holds that inode's lock again (its next read takes a shared lock).
+    assertArrayEquals(new byte[] {1, 2, 3},
+        Files.readAllBytes(cluster.mount(2).resolve("dir").resolve("file")));
+    Pattern row = Pattern.compile("\\{\"inode\": " + ino + ", [^}]*\"recalls\": ([0-9]+), "
+        + "\"path\": \"/dir/file\"}");
+    Faults.await("node1's locks --json shows a recall of inode " + ino, Duration.ofSeconds(30),
+        () -> {
+          Files.readAllBytes(file);
+          Distribution.Result json = shell("locks --json");
+          Matcher m = row.matcher(json.out());
+          return json.exit() == 0 && m.find() && Long.parseLong(m.group(1)) >= 1;
+        });
+    Distribution.Result after = shell("locks");
+    fits(after);
+    assertTrue(after.out().matches("(?s).*\n *" + ino + "  S +held [^\n]* [1-9][0-9]*  /dir/file\n"
+        + "(.*\n)?recalls served by this node: [1-9][0-9]*\n.*"), after.toString());
   }
 
   private static void fits(Distribution.Result r) {

@@ -51,7 +51,7 @@ final class Creates {
     long ino = ctx.inos.next();
     boolean isDir = (mode & Attr.S_IFMT) == Attr.S_IFDIR;
     long xattrsEpoch = ctx.cache.groupEpoch(MetaCache.xattrsSlot(ino));
-    return ctx.tx.run("create " + name + " in " + dir, tx -> {
+    Attr created = ctx.tx.run("create " + name + " in " + dir, tx -> {
       Inode parent = parent(tx, dir, isDir);
       byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
       if (tx.get(entry).isPresent()) {
@@ -79,11 +79,13 @@ final class Creates {
       }
       return child.toAttr(ctx.blockSize);
     });
+    ctx.names.remember(ino, dir, name);
+    return created;
   }
 
   Attr link(long ino, long dir, String name, Caller caller) throws FsException {
     Names.checkNew(name);
-    return ctx.tx.run("link " + ino + " as " + name, tx -> {
+    Attr result = ctx.tx.run("link " + ino + " as " + name, tx -> {
       Inode src = Records.inode(tx.get(ctx.keys.inode(ino)), ino);
       if (src.isDir()) {
         throw new FsException(Errno.EPERM, "hard link to directory " + ino);
@@ -103,6 +105,8 @@ final class Creates {
       touchDir(tx, dir, now);
       return linked.toAttr(ctx.blockSize);
     });
+    ctx.names.remember(ino, dir, name);
+    return result;
   }
 
   /**

@@ -23,6 +23,8 @@ final class Ctx {
   final int blockSize;
   final InodeNumbers inos;
   final Stats stats = new Stats();
+  /** The names inodes were last seen under here, for their paths in shell output. */
+  final LastNames names = new LastNames();
   private final Supplier<Allocator> allocator;
 
   Ctx(MetaStore store, FsKeys keys, Membership membership, Supplier<Allocator> allocator,

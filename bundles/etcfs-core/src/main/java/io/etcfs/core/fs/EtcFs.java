@@ -20,6 +20,7 @@ import io.etcfs.spi.vfs.StatFs;
 import io.etcfs.spi.vfs.Vfs;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -50,6 +51,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   private final DeadNodeSweep sweep;
   private final Extents extentsOf;
   private final OpenFiles open;
+  private final InodePathFinder paths;
 
   /**
    * Starts the engine: its cache watch runs from here on.
@@ -93,6 +95,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.files = new Files(ctx, lookups, creates, open, data, flusher, truncator, purger, budget);
     this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
     this.sweep = new DeadNodeSweep(ctx, purger);
+    this.paths = new InodePathFinder(ctx, lookups, dirs);
     watch.start();
   }
 
@@ -133,6 +136,19 @@ public final class EtcFs implements Vfs, AutoCloseable {
   public List<io.etcfs.core.fs.meta.FileExtent> extentMap(long ino) throws FsException {
     return Calls.run(ctx, "extents " + ino,
         () -> ctx.tx.run("read extents of " + ino, tx -> extentsOf.read(tx, ino).extents()));
+  }
+
+  /**
+   * The inode's path from the root where this node knows it (the name it last saw the inode
+   * under, each step checked against the entry as it is now), else empty; never throws. For
+   * people only (shell output): with hard links it is one name of several.
+   */
+  public Optional<String> pathOf(long ino) {
+    try {
+      return paths.pathOf(ino);
+    } catch (FsException | RuntimeException e) {
+      return Optional.empty(); // a failed read, a fenced node: the path is just unknown
+    }
   }
 
   /** Where issue #4 adds the lock's fencing-token compare to every commit. */

@@ -59,7 +59,9 @@ final class Lookups {
     }
     Codec.Dirent e = entry(dir, name)
         .orElseThrow(() -> new FsException(Errno.ENOENT, "no '" + name + "' in " + dir));
-    return getattr(e.ino());
+    Attr found = getattr(e.ino());
+    ctx.names.remember(e.ino(), dir, name);
+    return found;
   }
 
   Attr resolve(String path) throws FsException {

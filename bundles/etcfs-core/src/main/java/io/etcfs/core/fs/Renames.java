@@ -36,13 +36,13 @@ final class Renames {
         throw new FsException(Errno.EINVAL, "rename of '" + n + "'");
       }
     }
-    ctx.tx.run("rename " + from + " to " + to, tx -> {
-      renameIn(tx, fromDir, from, toDir, to, caller);
-      return null;
-    });
+    long moved = ctx.tx.run("rename " + from + " to " + to,
+        tx -> renameIn(tx, fromDir, from, toDir, to, caller));
+    ctx.names.remember(moved, toDir, to);
   }
 
-  private void renameIn(MetaTx tx, long fromDir, String from, long toDir, String to,
+  /** Returns the inode now under the new name. */
+  private long renameIn(MetaTx tx, long fromDir, String from, long toDir, String to,
       Caller caller) throws FsException {
     Map<Long, Inode> dirs = new LinkedHashMap<>();
     dirs.put(fromDir, creates.parent(tx, fromDir, true));
@@ -55,7 +55,7 @@ final class Renames {
     Optional<Codec.Dirent> te = tx.get(dstKey).isPresent()
         ? Optional.of(Records.dirent(tx.get(dstKey).get())) : Optional.empty();
     if (te.isPresent() && te.get().ino() == se.ino()) {
-      return; // both names are links to one inode: POSIX says do nothing
+      return se.ino(); // both names are links to one inode: POSIX says do nothing
     }
     Inode src = Records.inode(tx.get(ctx.keys.inode(se.ino())), se.ino());
     Names.checkSticky(dirs.get(fromDir), src, caller);
@@ -80,6 +80,7 @@ final class Renames {
       }
       creates.touchDir(tx, d.getKey(), now);
     }
+    return src.ino();
   }
 
   private void replaceTarget(MetaTx tx, Map<Long, Inode> dirs, long toDir, Inode src,

@@ -53,7 +53,7 @@ final class CoreCompletions {
     for (long ino : fs.activeInodes()) {
       String value = Long.toString(ino);
       if (value.startsWith(word) && out.size() < MAX_CANDIDATES) {
-        out.add(new Candidate(value, null, true));
+        out.add(new Candidate(value, fs.pathOf(ino).orElse(null), true));
       }
     }
     return out;

@@ -16,6 +16,7 @@ import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.shell.Args;
 import io.etcfs.spi.shell.Completion;
 import io.etcfs.spi.shell.CompletionSource;
+import io.etcfs.spi.shell.InodePaths;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.Vfs;
 import java.io.IOException;
@@ -45,7 +46,7 @@ import org.osgi.service.metatype.annotations.Designate;
  * so a configuration change or a higher-ranked backend rebinds them in the running framework
  * without reactivating the core. Once the device and the etcd record are checked to belong to one
  * filesystem, the core opens the device and registers the filesystem engine ({@link EtcFs}) as
- * the {@link Vfs} service the front ends use.
+ * the {@link Vfs} service the front ends use, and {@link InodePaths} for the shell.
  */
 @Component(
     configurationPid = "io.etcfs.core",
@@ -79,6 +80,7 @@ public final class FileSystemCore {
   private final ServiceRegistration<LeaseReport> leaseReport;
   private final ServiceRegistration<CompletionSource> pathCompletion;
   private final ServiceRegistration<CompletionSource> inodeCompletion;
+  private final ServiceRegistration<InodePaths> inodePaths;
 
   /**
    * Checks the device against the record, opens it and registers the engine as the {@link Vfs}
@@ -127,6 +129,8 @@ public final class FileSystemCore {
         kind(props, Completion.PATH));
     this.inodeCompletion = context.registerService(CompletionSource.class,
         completions::inodes, kind(props, Completion.INODE));
+    // for the lock table's PATH column: registered with the filesystem, gone with it
+    this.inodePaths = context.registerService(InodePaths.class, engine::pathOf, props);
     LOG.info(
         "filesystem '" + config.fsName() + "' (" + record.superblock().uuid() + ") on "
             + config.device() + (device.direct() ? " (O_DIRECT)" : "") + " as node " + membership.nodeName() + " generation "
@@ -136,7 +140,7 @@ public final class FileSystemCore {
   @Deactivate
   void deactivate() {
     for (ServiceRegistration<?> r : java.util.List.of(inodeCompletion, pathCompletion,
-        leaseReport, recovery, registration)) {
+        inodePaths, leaseReport, recovery, registration)) {
       try {
         r.unregister();
       } catch (IllegalStateException e) {

@@ -143,6 +143,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private final ScheduledExecutorService timer;
   private final ExecutorService recalls;
   private final AtomicLong recallsServed = new AtomicLong();
+  private final RecallCounts recallsByInode = new RecallCounts();
   private volatile RecallHandler recallHandler;
   private volatile Session session;
   private volatile Watch watch;
@@ -436,6 +437,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     return held.values().stream().map(h -> h.lock).toList();
   }
 
+  /** Recalls served by this node since it started (idle give-backs included). */
   public long recallsServed() {
     return recallsServed.get();
   }
@@ -447,17 +449,22 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     for (Held h : held.values()) {
       rows.add(new LockRows.Local(h.lock.inode(), h.lock.mode(),
           h.recalling ? "recalling" : "held", h.lock.fencingToken(), now - h.grantedAt,
-          h.waiters.size()));
+          h.waiters.size(), recallsByInode.of(h.lock.inode())));
     }
     inodes.forEach((inode, st) -> {
       LockMode waiting = st.waiting;
       if (waiting != null) {
         rows.add(new LockRows.Local(inode, waiting, "waiting", st.requestToken,
-            now - st.waitingSince, null));
+            now - st.waitingSince, null, recallsByInode.of(inode)));
       }
     });
     rows.sort(Comparator.comparingLong(LockRows.Local::inode));
     return rows;
+  }
+
+  /** Recalls served for one inode, while it is among the most recently recalled. */
+  long recallsServed(long inode) {
+    return recallsByInode.of(inode);
   }
 
   String prefix() {
@@ -585,6 +592,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
           + "; releasing the lock anyway", e);
     } finally {
       recallsServed.incrementAndGet();
+      recallsByInode.served(h.lock.inode());
       release(h.lock);
     }
   }

@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.shell.InodePaths;
 import io.etcfs.spi.shell.Table;
 import io.etcfs.testing.MemoryMetaStore;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -54,24 +56,27 @@ class LockCommandsTest {
     assertTrue(recalled.await(5, TimeUnit.SECONDS));
 
     String[] mine = shell1.locks().split("\n");
-    assertEquals("INODE  MODE  STATE      TOKEN  FOR_S  WAITERS", mine[0]);
-    assertTrue(mine[1].matches("2a     X     recalling +" + held.fencingToken()
-        + " +\\d+\\.\\d +1"), mine[1]);
-    assertTrue(mine[2].matches("2b     S     held +\\d+ +\\d+\\.\\d +0"), mine[2]);
+    assertEquals("INODE  MODE  STATE      TOKEN  FOR_S  WAITERS  RECALLS  PATH", mine[0]);
+    assertTrue(mine[1].matches("   42  X     recalling +" + held.fencingToken()
+        + " +\\d+\\.\\d +1 +0  -"), mine[1]);
+    assertTrue(mine[2].matches("   43  S     held +\\d+ +\\d+\\.\\d +0 +0  -"), mine[2]);
     assertEquals("recalls served by this node: 0", mine[3]);
     assertEquals("TOKEN: fencing token; FOR_S: seconds held or awaited", mine[4]);
+    assertEquals("RECALLS: served per inode, counted for the 4096 inodes recalled last",
+        mine[5]);
     for (String line : mine) {
       assertTrue(line.length() <= Table.WIDTH, line);
     }
     String[] theirs = shell2.locks().split("\n");
-    assertTrue(theirs[1].matches("2a     S     waiting +\\d+ +\\d+\\.\\d +-"), theirs[1]);
+    assertTrue(theirs[1].matches("   42  S     waiting +\\d+ +\\d+\\.\\d +- +0  -"),
+        theirs[1]);
 
     String[] all = shell2.locks("--all").split("\n");
-    assertEquals("INODE  MODE  STATE   NODE  TOKEN  SESSION", all[0]);
-    assertTrue(all[1].matches("2a     X     held    n1 +" + held.fencingToken() + "  "
-        + Long.toHexString(held.sessionId())), all[1]);
-    assertTrue(all[2].matches("2a     S     queued  n2 +\\d+  [0-9a-f]+"), all[2]);
-    assertTrue(all[3].startsWith("2b     S     held    n1"), all[3]);
+    assertTrue(all[0].matches("INODE  MODE  STATE   NODE  TOKEN  SESSION +PATH"), all[0]);
+    assertTrue(all[1].matches("   42  X     held    n1 +" + held.fencingToken() + "  "
+        + Long.toHexString(held.sessionId()) + " +-"), all[1]);
+    assertTrue(all[2].matches("   42  S     queued  n2 +\\d+  [0-9a-f]+ +-"), all[2]);
+    assertTrue(all[3].startsWith("   43  S     held    n1"), all[3]);
     assertEquals(4, all.length);
     for (String line : all) {
       assertTrue(line.length() <= Table.WIDTH, line);
@@ -80,22 +85,51 @@ class LockCommandsTest {
     flushed.countDown();
     waiter.get(10, TimeUnit.SECONDS);
     assertTrue(shell1.locks().contains("recalls served by this node: 1\n"), shell1.locks());
+    assertEquals(1, n1.recallsServed(0x2a));
+    assertEquals(0, n1.recallsServed(0x2b));
+    n1.acquire(0x2a, LockMode.SHARED, Duration.ofSeconds(5));
+    assertTrue(shell1.locks().matches("(?s).*\n   42  S     held +\\d+ +\\d+\\.\\d +0 +1  -\n.*"),
+        shell1.locks());
   }
 
   @Test
   void jsonHasTheSameRowsAndBadInputIsOneLine() throws Exception {
     HeldLock held = n1.acquire(0x10, LockMode.EXCLUSIVE, Duration.ofSeconds(5));
     String json = shell1.locks("--all", "--json");
-    assertEquals("[\n  {\"inode\": \"10\", \"mode\": \"X\", \"state\": \"held\", \"node\": \"n1\", "
+    assertEquals("[\n  {\"inode\": 16, \"mode\": \"X\", \"state\": \"held\", \"node\": \"n1\", "
         + "\"token\": " + held.fencingToken() + ", \"session\": \""
-        + Long.toHexString(held.sessionId()) + "\"}\n]", json);
-    assertTrue(shell1.locks("--json").matches("(?s)\\[\n  \\{\"inode\": \"10\", \"mode\": \"X\", "
-        + "\"state\": \"held\", \"token\": \\d+, \"for_s\": [0-9.]+, \"waiters\": 0\\}\n]"),
+        + Long.toHexString(held.sessionId()) + "\", \"path\": null}\n]", json);
+    assertTrue(shell1.locks("--json").matches("(?s)\\[\n  \\{\"inode\": 16, \"mode\": \"X\", "
+        + "\"state\": \"held\", \"token\": \\d+, \"for_s\": [0-9.]+, \"waiters\": 0, "
+        + "\"recalls\": 0, \"path\": null\\}\n]"),
         shell1.locks("--json"));
     assertEquals("locks: unknown option --mine (usage: locks [--all] [--json])",
         assertThrows(IllegalArgumentException.class, () -> shell1.locks("--mine")).getMessage());
     assertEquals("locks: expected no operands, got 1 (usage: locks [--all] [--json])",
         assertThrows(IllegalArgumentException.class, () -> shell1.locks("17")).getMessage());
+  }
+
+  @Test
+  void pathsComeFromTheCoreWhileItIsThereAndAFailingLookupIsADash() throws Exception {
+    n1.acquire(0x10, LockMode.EXCLUSIVE, Duration.ofSeconds(5));
+    n1.acquire(0x11, LockMode.SHARED, Duration.ofSeconds(5));
+    InodePaths core = ino -> {
+      if (ino == 0x11) {
+        throw new IllegalStateException("store down");
+      }
+      return Optional.of("/dir/file");
+    };
+    shell1.bindInodePaths(core);
+    String[] mine = shell1.locks().split("\n");
+    assertTrue(mine[1].matches(" +16  X .*  /dir/file"), mine[1]);
+    assertTrue(mine[2].matches(" +17  S .*  -"), mine[2]);
+    assertTrue(shell1.locks("--all").contains("  /dir/file\n"), shell1.locks("--all"));
+    assertTrue(shell1.locks("--json").contains("\"path\": \"/dir/file\"}"));
+
+    shell1.unbindInodePaths(ino -> Optional.of("/other"));
+    assertTrue(shell1.locks().contains("/dir/file"), "only the bound service unbinds");
+    shell1.unbindInodePaths(core);
+    assertTrue(shell1.locks().split("\n")[1].matches(" +16  X .*  -"), shell1.locks());
   }
 
   private static void await(CountDownLatch latch) {
