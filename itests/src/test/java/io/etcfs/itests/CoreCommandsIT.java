@@ -112,7 +112,11 @@ class CoreCommandsIT {
   @Test
   void badInputGetsOneLineAndAStatus() throws Exception {
     assertBad("inode", "etcfs: inode: expected 1 operand, got 0 (usage: inode PATH|INO [--json])");
-    assertBad("inode /nosuch", "etcfs: ");
+    assertBad("inode /nosuch", "etcfs: '/nosuch': no such file in this filesystem (a path "
+        + "outside " + mp + " is read from the filesystem's root)");
+    assertBad("inode " + mp + "/nosuch", "etcfs: '" + mp + "/nosuch': no such file in this "
+        + "filesystem");
+    assertBad("inode 99999999", "etcfs: no inode 99999999");
     assertBad("inode relative/path", "etcfs: 'relative/path' is neither an inode number nor a");
     assertBad("stats --yaml", "etcfs: stats: unknown option --yaml (usage: stats [--json])");
     assertBad("lock", "etcfs: lock: expected 1 to 2 operands, got 0 (usage: lock backend | lock");

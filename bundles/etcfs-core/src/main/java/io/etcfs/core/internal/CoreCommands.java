@@ -6,6 +6,7 @@ import io.etcfs.core.fs.meta.FileExtent;
 import io.etcfs.spi.shell.Table;
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
+import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -108,14 +109,26 @@ final class CoreCommands {
       return fs.getattr(Long.parseLong(target));
     }
     String path = target;
-    if (!mountpoint.isEmpty() && (path.equals(mountpoint) || path.startsWith(mountpoint + "/"))) {
+    boolean underMount = !mountpoint.isEmpty()
+        && (path.equals(mountpoint) || path.startsWith(mountpoint + "/"));
+    if (underMount) {
       path = path.substring(mountpoint.length());
       path = path.isEmpty() ? "/" : path;
     } else if (!path.startsWith("/")) {
       throw new IllegalArgumentException("'" + target + "' is neither an inode number nor a "
           + "path (give one under " + mountpoint + " or from the filesystem's root, /dir/file)");
     }
-    return fs.resolve(path, Caller.ROOT);
+    try {
+      return fs.resolve(path, Caller.ROOT);
+    } catch (FsException e) {
+      if (e.errno() != Errno.ENOENT && e.errno() != Errno.ENOTDIR) {
+        throw e;
+      }
+      // A path outside the mount is taken from the filesystem's root: say so when it is not there.
+      throw new IllegalArgumentException("'" + target + "': no such file in this filesystem"
+          + (underMount ? "" : " (a path outside " + mountpoint + " is read from the "
+              + "filesystem's root)"));
+    }
   }
 
   private static String type(int mode) {
