@@ -79,6 +79,32 @@ class CoherenceIT {
     assertEquals(17, Files.size(n3.resolve(name)));
   }
 
+  /**
+   * What {@code tail} on another node relies on: stat, fstat and lseek(SEEK_END) there show the
+   * size a write() on the writer returned, while the writer keeps the file open and flushes
+   * nothing (the reader's shared lock recalls the writer's buffered size).
+   */
+  @Test
+  void theSizeAnotherNodeWroteShowsAtOnceInStatAndSeekEnd() throws Exception {
+    Path name = Path.of("grows");
+    try (FileChannel a = FileChannel.open(n1.resolve(name), StandardOpenOption.CREATE,
+        StandardOpenOption.WRITE)) {
+      long size = 0;
+      for (int i = 0; i < 15; i++) {
+        String line = "line " + i;
+        a.write(bytes(line + "\n"), size);
+        size += line.length() + 1;
+        assertEquals(size, Files.size(n2.resolve(name)), "stat on node2 after write " + i);
+        try (FileChannel c = FileChannel.open(n3.resolve(name), StandardOpenOption.READ)) {
+          assertEquals(size, c.size(), "fstat on node3 after write " + i);
+        }
+        // tail -n 1 finds the last line from lseek(fd, 0, SEEK_END) on a regular file.
+        Sh.Out tail = Sh.run("tail", "-n", "1", n2.resolve(name).toString());
+        assertEquals(new Sh.Out(0, line + "\n", ""), tail, "tail on node2 after write " + i);
+      }
+    }
+  }
+
   @Test
   void appendsFromTwoNodesAtOnceLoseNoRecord() throws Exception {
     Path name = Path.of("journal");

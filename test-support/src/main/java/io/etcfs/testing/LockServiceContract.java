@@ -106,6 +106,39 @@ public abstract class LockServiceContract {
     assertFalse(recalls.isEmpty(), "the holder was asked for the lock");
   }
 
+  /**
+   * {@link LockService#exclusiveElsewhere}: another node sees an exclusive holder (within the
+   * backend's notification delay) and sees it go; the holder itself is not "elsewhere", and a
+   * shared holder is no exclusive one.
+   */
+  @Test
+  void anExclusiveHolderIsSeenFromTheOtherNodes() throws Exception {
+    long ino = nextInode();
+    LockService a = node("a", true);
+    LockService b = node("b", true);
+    assertFalse(b.exclusiveElsewhere(ino), "nobody holds it yet");
+    HeldLock x = a.acquire(ino, LockMode.EXCLUSIVE, LONG);
+    eventually("b to see a's exclusive lock", () -> b.exclusiveElsewhere(ino));
+    assertFalse(a.exclusiveElsewhere(ino), "a holds it: not elsewhere for a");
+    a.release(x);
+    eventually("b to see a's lock go", () -> !b.exclusiveElsewhere(ino));
+    HeldLock s = a.acquire(ino, LockMode.SHARED, LONG);
+    HeldLock x2 = b.acquire(ino, LockMode.EXCLUSIVE, LONG); // recalls a's shared lock
+    eventually("a to see b's exclusive lock", () -> a.exclusiveElsewhere(ino));
+    assertFalse(b.exclusiveElsewhere(ino));
+    b.release(x2);
+    a.release(s);
+  }
+
+  private static void eventually(String what, java.util.function.BooleanSupplier check)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + LONG.toNanos();
+    while (!check.getAsBoolean()) {
+      assertTrue(System.nanoTime() < deadline, "waited in vain for " + what);
+      Thread.sleep(5);
+    }
+  }
+
   @Test
   void sharedLocksAreHeldTogetherWithoutRecalls() throws Exception {
     long ino = nextInode();

@@ -178,6 +178,15 @@ public final class LocalLockService implements LockService {
   }
 
   @Override
+  public boolean exclusiveElsewhere(long inode) {
+    synchronized (table) {
+      Map<LocalLockService, HeldLock> holders = table.held.get(inode);
+      return holders != null && holders.entrySet().stream()
+          .anyMatch(e -> e.getKey() != this && e.getValue().mode() == LockMode.EXCLUSIVE);
+    }
+  }
+
+  @Override
   public void setRecallHandler(RecallHandler handler) {
     this.handler = handler;
   }

@@ -163,12 +163,22 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public Attr resolve(String path, Caller caller) throws FsException {
-    return Calls.run(ctx, "resolve " + path, () -> files.withBuffered(lookups.resolve(path)));
+    return Calls.run(ctx, "resolve " + path, () -> current(lookups.resolve(path)));
+  }
+
+  /**
+   * The attributes as they are now anywhere: this node's buffered writes added, and a writer
+   * elsewhere recalled first (its buffered size and times committed) — a stat or
+   * lseek(SEEK_END) on this node sees what another node's write() has returned.
+   */
+  private Attr current(Attr cached) throws FsException {
+    Attr a = locks.shareIfWrittenElsewhere(cached.ino()) ? lookups.getattr(cached.ino()) : cached;
+    return files.withBuffered(a);
   }
 
   @Override
   public Attr getattr(long ino) throws FsException {
-    return Calls.run(ctx, "getattr " + ino, () -> files.withBuffered(lookups.getattr(ino)));
+    return Calls.run(ctx, "getattr " + ino, () -> current(lookups.getattr(ino)));
   }
 
   @Override

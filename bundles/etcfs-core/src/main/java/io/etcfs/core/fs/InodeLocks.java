@@ -103,12 +103,40 @@ final class InodeLocks implements RecallHandler {
     return lock;
   }
 
-  /** Whether {@code lock} is still this node's lock on {@code ino} (not recalled meanwhile). */
   /** The inodes whose lock this node holds right now. */
   java.util.Set<Long> heldInodes() {
     return java.util.Set.copyOf(current.keySet());
   }
 
+  /**
+   * Before a file's attributes are answered from the cache: if another node holds its lock
+   * exclusively, it may have written and not committed yet (size, times), so this node takes
+   * the shared lock first — a recall: the writer commits and lets go. Nothing happens for a
+   * file this node holds a lock on (then nobody else writes it) or that nobody writes elsewhere,
+   * the usual case, which costs one map look-up.
+   *
+   * @return whether the lock was taken (the caller reads the attributes afresh)
+   */
+  boolean shareIfWrittenElsewhere(long ino) throws FsException {
+    if (current.containsKey(ino)) {
+      return false;
+    }
+    LockService s = service();
+    boolean elsewhere;
+    try {
+      elsewhere = s.exclusiveElsewhere(ino);
+    } catch (UnsupportedOperationException e) {
+      throw new FsException(Errno.ENOSYS, "lock backend " + s.backend() + ": "
+          + e.getMessage());
+    }
+    if (!elsewhere) {
+      return false;
+    }
+    hold(ino, LockMode.SHARED);
+    return true;
+  }
+
+  /** Whether {@code lock} is still this node's lock on {@code ino} (not recalled meanwhile). */
   boolean isCurrent(long ino, HeldLock lock) {
     return current.get(ino) == lock;
   }

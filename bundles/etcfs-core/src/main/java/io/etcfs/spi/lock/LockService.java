@@ -54,6 +54,17 @@ public interface LockService {
    */
   List<Compare> guards(HeldLock lock);
 
+  /**
+   * Whether another session holds {@code inode}'s lock exclusively right now, as far as this
+   * node's view of the lock table shows: a holder that may have written and not committed yet.
+   * The core answers a {@code stat} from its cache unless this is true, and otherwise takes the
+   * shared lock first (a recall), so the size and times a writer elsewhere has buffered show at
+   * once (2.1). The view may trail the cluster by the backend's notification delay (for etcd,
+   * the watch's), the same allowance the directory-entry caches have; it must never report an
+   * exclusive holder late by more than that.
+   */
+  boolean exclusiveElsewhere(long inode);
+
   /** Where recalls for this node's locks are delivered. One handler; a new one replaces it. */
   void setRecallHandler(RecallHandler handler);
 }

@@ -104,6 +104,37 @@ class TwoNodesTest {
     w.release();
   }
 
+  /**
+   * stat (and lseek(SEEK_END), which the kernel answers from it) on one node after write() on
+   * another: the writer's buffered size and mtime show at once, through a recall, not at its
+   * next flush. No waiting: the lock table the answer depends on is the test's own.
+   */
+  @Test
+  void unflushedSizeAndTimesShowInTheOtherNodesStatAtOnce() throws Throwable {
+    OpenFile w = a.fs.create(Vfs.ROOT, "grows", 0644, 2, ROOT);
+    long size = 0;
+    for (int round = 0; round < 20; round++) {
+      byte[] line = ("line " + round + "\n").getBytes();
+      w.write(ByteBuffer.wrap(line), size); // buffered on a, under its exclusive lock
+      size += line.length;
+      var seen = b.fs.getattr(w.ino()); // b takes the shared lock: a commits first
+      assertEquals(size, seen.size(), "size on b after write " + round);
+      assertEquals(a.fs.getattr(w.ino()).mtimeNs(), seen.mtimeNs(), "mtime after " + round);
+      assertEquals(size, b.fs.resolve("/grows", ROOT).size(), "size by path after " + round);
+    }
+    w.release();
+  }
+
+  @Test
+  void aFileNobodyWritesIsStatedWithoutTakingItsLock() throws Throwable {
+    OpenFile w = a.fs.create(Vfs.ROOT, "quiet", 0644, 2, ROOT);
+    w.write(ByteBuffer.wrap("x".getBytes()), 0);
+    w.release();
+    a.fs.setxattr(w.ino(), EtcFs.PUBLISH, new byte[0], 0, ROOT); // a lets go of its lock
+    eventually(() -> assertEquals(1, b.fs.getattr(w.ino()).size()));
+    assertTrue(b.fs.activeInodes().isEmpty(), "b took a lock to stat: " + b.fs.activeInodes());
+  }
+
   @Test
   void unflushedWritesAreReadOnTheOtherNodeAtOnce() throws Throwable {
     OpenFile w = a.fs.create(Vfs.ROOT, "g", 0644, 2, ROOT);

@@ -135,6 +135,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private final long idleNanos;
   private final String prefix;
   private final Map<Long, Held> held = new ConcurrentHashMap<>();
+  /** Every lock key of the filesystem, from the watch (for {@link #exclusiveElsewhere}). */
+  private final LockTable table = new LockTable();
   /** Inodes being acquired or held here: their request gate and newest queue event. */
   private final Map<Long, InodeState> inodes = new ConcurrentHashMap<>();
   /** Bumped each time the watch (re)starts: waiters then read their queue again. */
@@ -484,7 +486,20 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     }
     try {
       byte[] p = Keys.of(prefix);
-      long now = store.prefix(p, 1).revision();
+      // The whole lock table at one revision, then every change after it: what
+      // exclusiveElsewhere answers from. Lock keys are few (one per lock held or awaited in
+      // the cluster; idle locks are given back), so the read is small.
+      RangeResult all = store.prefix(p, 0);
+      synchronized (table) {
+        table.clear();
+        for (KeyValue kv : all.kvs()) {
+          long[] il = inodeAndLease(kv.keyString());
+          if (il != null) {
+            table.put(il[0], il[1], kv.createRevision(), mode(kv));
+          }
+        }
+      }
+      long now = all.revision();
       watch = store.watch(p, now + 1, this);
       // Whatever happened while no watch ran: every waiter reads its queue again, and every
       // holder looks for conflicting requests queued behind it.
@@ -503,21 +518,16 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   @Override
   public void onEvents(List<WatchEvent> events) {
     for (WatchEvent e : events) {
-      String k = e.kv().keyString();
-      if (!k.startsWith(prefix)) {
+      long[] il = inodeAndLease(e.kv().keyString());
+      if (il == null) {
         continue;
       }
-      int slash = k.indexOf('/', prefix.length());
-      if (slash < 0) {
-        continue;
-      }
-      long inode;
-      long lease;
-      try {
-        inode = Long.parseUnsignedLong(k.substring(prefix.length(), slash), 16);
-        lease = Long.parseUnsignedLong(k.substring(slash + 1), 16);
-      } catch (NumberFormatException bad) {
-        continue;
+      long inode = il[0];
+      long lease = il[1];
+      if (e.type() == WatchEvent.Type.DELETE) {
+        table.delete(inode, lease);
+      } else {
+        table.put(inode, lease, e.kv().createRevision(), mode(e.kv()));
       }
       InodeState state = inodes.get(inode);
       if (state != null) {
@@ -548,6 +558,35 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       LOG.log(Level.WARNING, "lock watch ended ({0}); restarting", error.getMessage());
       timer.schedule(this::startWatch, 50, TimeUnit.MILLISECONDS);
     }
+  }
+
+  /** {@code locks/<ino hex>/<lease hex>} as {inode, lease}, or null for any other key. */
+  private long[] inodeAndLease(String key) {
+    if (!key.startsWith(prefix)) {
+      return null;
+    }
+    int slash = key.indexOf('/', prefix.length());
+    if (slash < 0) {
+      return null;
+    }
+    try {
+      return new long[] {Long.parseUnsignedLong(key.substring(prefix.length(), slash), 16),
+          Long.parseUnsignedLong(key.substring(slash + 1), 16)};
+    } catch (NumberFormatException bad) {
+      return null;
+    }
+  }
+
+  /**
+   * From the lock table this node's watch keeps: another session's exclusive request is first
+   * in the inode's queue. It trails etcd by the watch's delay (normally well under a
+   * millisecond); while the watch is down it answers from the table as it last was.
+   */
+  @Override
+  public boolean exclusiveElsewhere(long inode) {
+    long holder = table.exclusiveHolder(inode);
+    Session s = session;
+    return holder != 0 && (s == null || holder != s.id());
   }
 
   private void recallIfWanted(Held h, List<KeyValue> queue) {

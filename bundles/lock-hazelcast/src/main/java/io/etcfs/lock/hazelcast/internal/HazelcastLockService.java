@@ -99,6 +99,11 @@ public final class HazelcastLockService implements LockService {
   }
 
   @Override
+  public boolean exclusiveElsewhere(long inode) {
+    throw new UnsupportedOperationException(NOT_YET);
+  }
+
+  @Override
   public void setRecallHandler(RecallHandler handler) {
     recallHandler = Objects.requireNonNull(handler, "handler");
   }
