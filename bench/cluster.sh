@@ -3,9 +3,12 @@
 # node processes and FUSE mounts, printed as tables.
 #   handoff  node1 writes a file with fsync and publishes it (user.etcfs.publish); node2 reads it
 #            at once: time to first byte and read MiB/s, beside node1 reading its own file.
+#   stat     node1 writes and closes small files; ls -l of them on node2 (the writer's locks
+#            declared clean: no recall) beside ls -l on node1; then node1 keeps a file open and
+#            appends, and node2 stats it after every append (a recall each) beside node1's stat.
 #   scaling  1, 2, 3 and 6 nodes writing at once: one shared file (a region each), a file each,
 #            and creates in one shared directory; aggregate rates and their ratio to one node.
-# Usage: cluster.sh ETCFS_HOME WORKDIR
+# Usage: cluster.sh ETCFS_HOME WORKDIR   (ETCFS_BENCH_PARTS="handoff stat scaling" picks parts)
 set -euo pipefail
 home=$1
 work=$2
@@ -13,6 +16,9 @@ sizes=${ETCFS_BENCH_HANDOFF_SIZES:-"1M 64M 1G"}
 counts=${ETCFS_BENCH_NODES:-"1 2 3 6"}
 region=${ETCFS_BENCH_REGION_MB:-256}   # MiB each node writes in the scaling runs
 files=${ETCFS_BENCH_NODE_FILES:-1000}  # creates per node in the shared directory
+parts=${ETCFS_BENCH_PARTS:-"handoff stat scaling"}
+listed=${ETCFS_BENCH_STAT_FILES:-500}  # files node1 writes for ls -l on node2
+appends=${ETCFS_BENCH_STAT_APPENDS:-100}  # appends node2 stats, a recall each
 etcfs="$home/bin/etcfs"
 export ETCFS_RUNTIME_DIR="$work/rt"
 
@@ -54,13 +60,22 @@ read_all() { # FILE -> ns
   echo $(($(now) - t0))
 }
 
+stat_ns() { # FILE -> ns of one stat(1) of it
+  local t0; t0=$(now)
+  stat -c %s "$1" >/dev/null
+  echo $(($(now) - t0))
+}
+
 rm -rf "$work" && mkdir -p "$work"
+: > "$work/handoff.txt"; : > "$work/stat.txt"; : > "$work/scaling.txt"
+has() { [[ " $parts " == *" $1 "* ]]; }
 
 # ---- handoff ----
+if has handoff; then
 up 2
 n1="$cluster/mnt/node1"
 n2="$cluster/mnt/node2"
-printf '\nhandoff: written with fsync and published on node1, read on node2 (node1 = reading its own file)\n' > "$work/handoff.txt"
+printf '\nhandoff: written with fsync and published on node1, read on node2 (node1 = reading its own file)\n' >> "$work/handoff.txt"
 printf '%-6s %14s %14s %12s %12s %8s\n' size "ttfb node2 ms" "ttfb node1 ms" "node2 MiB/s" "node1 MiB/s" "2/1" >> "$work/handoff.txt"
 # one hand-over first, unmeasured: the nodes' JIT and lock sessions warm up
 echo warm > "$n1/warm" && setfattr -n user.etcfs.publish "$n1/warm" && cat "$n2/warm" >/dev/null
@@ -81,9 +96,48 @@ for size in $sizes; do
     "$(ratio "$m2" "$m1")" >> "$work/handoff.txt"
   rm -f "$n1/$f"
 done
+fi
+
+# ---- stat ----
+if has stat; then
+up 2
+n1="$cluster/mnt/node1"
+n2="$cluster/mnt/node2"
+say "stat: $listed files written and closed on node1, listed on both nodes"
+mkdir "$n1/listed" "$n1/warm"
+for i in $(seq 1 50); do echo "file $i" > "$n1/warm/f$i"; done
+ls -l "$n1/warm" "$n2/warm" >/dev/null # the same code paths once on both nodes (JIT), unmeasured
+for i in $(seq 1 "$listed"); do echo "file $i" > "$n1/listed/f$i"; done
+t0=$(now); ls -l "$n2/listed" >/dev/null; l2=$(($(now) - t0))
+t0=$(now); ls -l "$n1/listed" >/dev/null; l1=$(($(now) - t0))
+recalls=$("$etcfs" shell "$n1" -c 'stats' | awk '/^recalls served/ {gsub(",", "", $3); print $3}')
+say "stat: node1 appends to a file it keeps open, node2 stats it after each of $appends appends"
+exec {fd}>>"$n1/appended"
+s2=0 s1=0
+for i in $(seq 1 "$appends"); do
+  echo "line $i" >&"$fd"
+  s2=$((s2 + $(stat_ns "$n2/appended")))
+  s1=$((s1 + $(stat_ns "$n1/appended")))
+done
+exec {fd}>&-
+want=$(wc -c < "$n1/appended")
+[[ $(stat -c %s "$n2/appended") -eq $want ]] || { echo "bench: node2 sees a wrong size" >&2; exit 1; }
+{
+  printf '
+stat: ls -l of %s files node1 wrote and closed; stat after each of %s appends node1 made to an open file
+' "$listed" "$appends"
+  printf '%-34s %12s %12s %8s
+' "" "node2 ms" "node1 ms" "2/1"
+  printf '%-34s %12s %12s %8s
+' "ls -l (node1's recalls: $recalls)" "$(ms 0 "$l2")" "$(ms 0 "$l1")" "$(ratio "$l2" "$l1")"
+  printf '%-34s %12s %12s %8s
+' "stat after an append, mean" "$(ms 0 $((s2 / appends)))" "$(ms 0 $((s1 / appends)))" "$(ratio "$s2" "$s1")"
+} >> "$work/stat.txt"
+fi
 
 # ---- scaling ----
-printf '\nscaling: every node at once; aggregate rates, and their ratio to one node\n' > "$work/scaling.txt"
+if has scaling; then
+printf '\nscaling: every node at once; aggregate rates, and their ratio to one node\n' >> "$work/scaling.txt"
 printf '%-6s %14s %8s %14s %8s %14s %8s\n' nodes "shared MiB/s" "x1" "per-node MiB/s" "x1" "creates/s" "x1" >> "$work/scaling.txt"
 base_shared="" base_own="" base_creates=""
 for n in $counts; do
@@ -124,8 +178,9 @@ for n in $counts; do
     "$own" "$(ratio "$own" "$base_own")" "$creates" "$(ratio "$creates" "$base_creates")" \
     >> "$work/scaling.txt"
 done
+fi
 down
 
 printf '\netcfs cluster benchmark, %s, %s, %s cores, %s\n' "$(date -u +%Y-%m-%d)" "$(uname -r)" \
   "$(nproc)" "$(free -g | awk '/Mem:/{print $2 " GiB"}')"
-cat "$work/handoff.txt" "$work/scaling.txt"
+cat "$work/handoff.txt" "$work/stat.txt" "$work/scaling.txt"

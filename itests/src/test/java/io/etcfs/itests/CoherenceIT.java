@@ -105,6 +105,34 @@ class CoherenceIT {
     }
   }
 
+  /**
+   * A file its writer closed is stated elsewhere without a recall: the close declared the
+   * writer's lock clean, and the writer keeps it (lock caching) while another node lists it.
+   */
+  @Test
+  void aFileClosedByItsWriterIsStatedElsewhereWithoutTakingItsLock() throws Exception {
+    Path name = Path.of("closed-by-writer");
+    Files.writeString(n1.resolve(name), "twelve bytes");
+    long ino = (Long) Files.getAttribute(n1.resolve(name), "unix:ino");
+    String clean = "{\"inode\": " + ino + ", \"mode\": \"X\", \"state\": \"clean\", "
+        + "\"node\": \"node1\"";
+    // The declaration reaches node2 through its watch, a moment after the close.
+    Faults.await("node1's lock on " + ino + " declared clean", java.time.Duration.ofSeconds(30),
+        () -> locksOf(ino).equals(List.of(clean)));
+    assertEquals(12, Files.size(n2.resolve(name)));
+    assertEquals(List.of(clean), locksOf(ino), "node2's stat recalled node1's lock");
+  }
+
+  /** The {@code locks --all --json} rows of one inode, up to the session. */
+  private static List<String> locksOf(long ino) throws Exception {
+    Distribution.Result r = cluster.etcfs("shell", n1.toString(), "-c", "locks --all --json");
+    assertEquals(0, r.exit(), r.toString());
+    return r.out().lines().map(String::strip)
+        .filter(l -> l.startsWith("{\"inode\": " + ino + ","))
+        .map(l -> l.substring(0, l.indexOf(", \"token\"")))
+        .toList();
+  }
+
   @Test
   void appendsFromTwoNodesAtOnceLoseNoRecord() throws Exception {
     Path name = Path.of("journal");

@@ -68,11 +68,12 @@ class ShellCommandsIT {
     assertTrue(arenas.out().matches("(?s).*\n +\\d+  node1 +\\d+ +\\d+ .*"), arenas.toString());
     assertTrue(arenas.out().contains("\ntotal: "), arenas.toString());
 
-    // The writer keeps its inode lock cached after the close, until recalled or idle.
+    // The writer keeps its inode lock cached after the close, until recalled or idle; the
+    // close declared it clean (everything committed).
     Distribution.Result locks = shell("locks --all");
     assertEquals(0, locks.exit(), locks.toString());
     fits(locks);
-    assertTrue(locks.out().matches("(?s) *INODE  MODE  STATE +NODE .*\n *[0-9]+  X +held +node1 .*"),
+    assertTrue(locks.out().matches("(?s) *INODE  MODE  STATE +NODE .*\n *[0-9]+  X +clean +node1 .*"),
         locks.toString());
 
     // The lock session that holds it shows in leases beside the membership.
@@ -141,7 +142,7 @@ class ShellCommandsIT {
     Distribution.Result all = shell("locks --all");
     assertEquals(0, all.exit(), all.toString());
     fits(all);
-    assertTrue(all.out().matches("(?s).*\n *" + ino + "  X +held +node1 [^\n]*  /dir/file(\n.*)?"),
+    assertTrue(all.out().matches("(?s).*\n *" + ino + "  X +clean +node1 [^\n]*  /dir/file(\n.*)?"),
         all.toString());
 
     // node2's read recalls node1's lock; node1 counts it against the inode, and shows it on

@@ -107,27 +107,57 @@ public abstract class LockServiceContract {
   }
 
   /**
-   * {@link LockService#exclusiveElsewhere}: another node sees an exclusive holder (within the
-   * backend's notification delay) and sees it go; the holder itself is not "elsewhere", and a
-   * shared holder is no exclusive one.
+   * {@link LockService#attributesFrom}: another node sees an exclusive holder (within the
+   * backend's notification delay) as one that may hold uncommitted changes, and sees it go; the
+   * holder itself is not "elsewhere", and a shared holder is no exclusive one.
    */
   @Test
   void anExclusiveHolderIsSeenFromTheOtherNodes() throws Exception {
     long ino = nextInode();
     LockService a = node("a", true);
     LockService b = node("b", true);
-    assertFalse(b.exclusiveElsewhere(ino), "nobody holds it yet");
+    assertEquals(0, b.attributesFrom(ino), "nobody holds it yet");
     HeldLock x = a.acquire(ino, LockMode.EXCLUSIVE, LONG);
-    eventually("b to see a's exclusive lock", () -> b.exclusiveElsewhere(ino));
-    assertFalse(a.exclusiveElsewhere(ino), "a holds it: not elsewhere for a");
+    eventually("b to see a's exclusive lock",
+        () -> b.attributesFrom(ino) == LockService.UNCOMMITTED_ELSEWHERE);
+    assertTrue(a.attributesFrom(ino) >= 0, "a holds it: not elsewhere for a");
     a.release(x);
-    eventually("b to see a's lock go", () -> !b.exclusiveElsewhere(ino));
+    // Gone: nothing to recall; at most a revision to catch up to (what a committed before).
+    eventually("b to see a's lock go", () -> b.attributesFrom(ino) >= 0);
     HeldLock s = a.acquire(ino, LockMode.SHARED, LONG);
+    assertTrue(a.cleanOps(s).isEmpty(), "a shared holder has nothing to declare");
     HeldLock x2 = b.acquire(ino, LockMode.EXCLUSIVE, LONG); // recalls a's shared lock
-    eventually("a to see b's exclusive lock", () -> a.exclusiveElsewhere(ino));
-    assertFalse(b.exclusiveElsewhere(ino));
+    eventually("a to see b's exclusive lock",
+        () -> a.attributesFrom(ino) == LockService.UNCOMMITTED_ELSEWHERE);
+    assertTrue(b.attributesFrom(ino) >= 0);
     b.release(x2);
-    a.release(s);
+  }
+
+  /**
+   * A holder that commits with {@link LockService#cleanOps} is seen clean, at the revision of
+   * that commit, until it calls {@link LockService#dirty}; dirty on a lock given up says so.
+   */
+  @Test
+  void aCleanHolderIsSeenCleanUntilItIsDirtyAgain() throws Exception {
+    long ino = nextInode();
+    LockService a = node("a", true);
+    LockService b = node("b", true);
+    HeldLock x = a.acquire(ino, LockMode.EXCLUSIVE, LONG);
+    assertTrue(a.dirty(x), "dirty while dirty: nothing to do");
+    Txn commit = new Txn();
+    a.guards(x).forEach(commit::when);
+    commit.then(Op.put(io.etcfs.spi.meta.Keys.of("/contract/data"), new byte[] {7}));
+    a.cleanOps(x).forEach(commit::then);
+    var result = store().commit(commit);
+    assertTrue(result.succeeded());
+    long declared = result.revision();
+    eventually("b to see a clean", () -> b.attributesFrom(ino) == declared);
+    assertTrue(a.dirty(x));
+    eventually("b to see a dirty again",
+        () -> b.attributesFrom(ino) == LockService.UNCOMMITTED_ELSEWHERE);
+    assertTrue(a.dirty(x), "twice");
+    b.acquire(ino, LockMode.EXCLUSIVE, LONG); // a's lock is recalled and given back
+    assertFalse(a.dirty(x), "a lock given up cannot be made dirty");
   }
 
   private static void eventually(String what, java.util.function.BooleanSupplier check)

@@ -115,7 +115,7 @@ public final class LocalLockService implements LockService {
         });
         if (conflicts.isEmpty()) {
           byte[] key = key(inode);
-          long token = store.commit(new Txn().then(Op.put(key, new byte[] {1}))).revision();
+          long token = store.commit(new Txn().then(Op.put(key, DIRTY))).revision();
           HeldLock granted = new HeldLock(inode, mode, token, sessionId, token);
           holders.put(this, granted);
           return granted;
@@ -177,13 +177,49 @@ public final class LocalLockService implements LockService {
     return List.of(Compare.createRevision(key(lock.inode()), lock.fencingToken()));
   }
 
+  /** A grant key valued {2} declares its exclusive holder clean; {1} is the usual value. */
+  private static final byte[] CLEAN = {2};
+  private static final byte[] DIRTY = {1};
+
   @Override
-  public boolean exclusiveElsewhere(long inode) {
+  public long attributesFrom(long inode) {
     synchronized (table) {
       Map<LocalLockService, HeldLock> holders = table.held.get(inode);
-      return holders != null && holders.entrySet().stream()
-          .anyMatch(e -> e.getKey() != this && e.getValue().mode() == LockMode.EXCLUSIVE);
+      if (holders == null) {
+        return 0;
+      }
+      for (Map.Entry<LocalLockService, HeldLock> e : holders.entrySet()) {
+        if (e.getKey() != this && e.getValue().mode() == LockMode.EXCLUSIVE) {
+          var kv = store.get(e.getKey().key(inode));
+          return kv.isPresent() && java.util.Arrays.equals(kv.get().value(), CLEAN)
+              ? kv.get().modRevision() : UNCOMMITTED_ELSEWHERE;
+        }
+      }
+      return 0;
     }
+  }
+
+  @Override
+  public List<Op> cleanOps(HeldLock lock) {
+    return lock.mode() == LockMode.EXCLUSIVE ? List.of(Op.put(key(lock.inode()), CLEAN))
+        : List.of();
+  }
+
+  @Override
+  public boolean dirty(HeldLock lock) {
+    synchronized (table) {
+      Map<LocalLockService, HeldLock> holders = table.held.get(lock.inode());
+      if (holders == null || !lock.equals(holders.get(this))) {
+        return false;
+      }
+    }
+    byte[] key = key(lock.inode());
+    var kv = store.get(key);
+    if (kv.isEmpty() || !java.util.Arrays.equals(kv.get().value(), CLEAN)) {
+      return kv.isPresent();
+    }
+    return store.commit(new Txn().when(Compare.createRevision(key, lock.fencingToken()))
+        .then(Op.put(key, DIRTY))).succeeded();
   }
 
   @Override

@@ -122,7 +122,9 @@ final class DataPath {
       HeldLock lock = locks.hold(f.ino, LockMode.EXCLUSIVE);
       f.lock.lock();
       try {
-        if (locks.isCurrent(f.ino, lock)) {
+        // A close may have declared the lock clean: other nodes must see it dirty before a
+        // write is buffered under it (else their stat would skip the recall).
+        if (locks.isCurrent(f.ino, lock) && locks.dirty(lock)) {
           return writeLocked(f, src, off, append);
         }
       } finally {

@@ -168,11 +168,12 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   /**
    * The attributes as they are now anywhere: this node's buffered writes added, and a writer
-   * elsewhere recalled first (its buffered size and times committed) — a stat or
-   * lseek(SEEK_END) on this node sees what another node's write() has returned.
+   * elsewhere recalled first unless it declared itself clean (its buffered size and times
+   * committed) — a stat or lseek(SEEK_END) on this node sees what another node's write() has
+   * returned.
    */
   private Attr current(Attr cached) throws FsException {
-    Attr a = locks.shareIfWrittenElsewhere(cached.ino()) ? lookups.getattr(cached.ino()) : cached;
+    Attr a = locks.beforeAttributes(cached.ino()) ? lookups.getattr(cached.ino()) : cached;
     return files.withBuffered(a);
   }
 

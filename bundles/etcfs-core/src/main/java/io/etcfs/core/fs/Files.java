@@ -92,10 +92,11 @@ final class Files {
         Math.max(a.ctimeNs(), written));
   }
 
-  void flush(FileData f) throws FsException {
+  /** Commits what {@code f} buffered; {@code declareClean} at a close (see Flusher). */
+  void flush(FileData f, boolean declareClean) throws FsException {
     f.lock.lock();
     try {
-      flusher.flush(f);
+      flusher.flush(f, declareClean);
     } finally {
       f.lock.unlock();
     }
@@ -105,7 +106,7 @@ final class Files {
   void release(FileData f) throws FsException {
     FsException failure = null;
     try {
-      flush(f);
+      flush(f, true);
     } catch (FsException e) {
       failure = e;
     }

@@ -52,6 +52,16 @@ final class Flusher {
 
   /** Commits everything buffered for {@code f}; the caller holds its lock. */
   void flush(FileData f) throws FsException {
+    flush(f, false);
+  }
+
+  /**
+   * As {@link #flush(FileData)}; with {@code declareClean} (a close) the last commit also
+   * declares this node's exclusive lock clean, so other nodes state the file without a recall
+   * until the next write here. Only where it rides on a commit anyway: a round trip for it
+   * alone is not worth a close's time.
+   */
+  void flush(FileData f, boolean declareClean) throws FsException {
     if (f.dirty.isEmpty()) {
       return;
     }
@@ -87,7 +97,7 @@ final class Flusher {
       abandon(a, pieces);
       throw e;
     }
-    commitAll(f, a, pieces, batches(written));
+    commitAll(f, a, pieces, batches(written), declareClean);
   }
 
   /** Groups runs into transactions of bounded size; a long run is split alone. */
@@ -131,8 +141,8 @@ final class Flusher {
     return count;
   }
 
-  private void commitAll(FileData f, Allocator a, List<Piece> pieces, List<Integer> ends)
-      throws FsException {
+  private void commitAll(FileData f, Allocator a, List<Piece> pieces, List<Integer> ends,
+      boolean declareClean) throws FsException {
     int i = 0;
     for (int end : ends) {
       if (end == i) {
@@ -140,7 +150,8 @@ final class Flusher {
       }
       List<Piece> batch = pieces.subList(i, end);
       try {
-        commit(f, a, batch);
+        // Every dirty block is in some run, so after the last batch nothing is buffered.
+        commit(f, a, batch, declareClean && end == pieces.size());
       } catch (OutcomeUnknownException e) {
         abandon(a, pieces.subList(end, pieces.size())); // this batch may be committed: keep it
         throw e;
@@ -161,7 +172,8 @@ final class Flusher {
     }
   }
 
-  private void commit(FileData f, Allocator a, List<Piece> batch) throws FsException {
+  private void commit(FileData f, Allocator a, List<Piece> batch, boolean clean)
+      throws FsException {
     List<FileExtent> added = batch.stream().map(Piece::mapping).toList();
     List<Extent> referenced = batch.stream().map(Piece::dev).toList();
     long end = added.get(added.size() - 1).fileEnd() * ctx.blockSize;
@@ -176,6 +188,9 @@ final class Flusher {
       extents.putInode(tx, i.withSize(size, blocks).withTimes(i.atimeNs(), now, now),
           change.after());
       extents.allocate(tx, f.ino, referenced, released);
+      if (clean) {
+        tx.ops(locks.cleanOps(f.ino));
+      }
       return null;
     });
   }

@@ -51,15 +51,18 @@ final class Handle implements OpenFile {
         () -> files.data().write(data, src, offset, append));
   }
 
+  /** close() of a descriptor: commits, and declares the lock clean (see Flusher). */
   @Override
   public void flush() throws FsException {
-    Calls.run(ctx, "flush " + data.ino, () -> files.flush(data));
+    Calls.run(ctx, "flush " + data.ino, () -> files.flush(data, true));
   }
 
   @Override
   public void fsync(boolean dataOnly) throws FsException {
-    // a flush makes the data durable and commits its metadata before it returns
-    flush();
+    // A flush makes the data durable and commits its metadata before it returns. No clean
+    // declaration: a program that fsyncs goes on writing, and each write after one would cost
+    // a round trip to withdraw it.
+    Calls.run(ctx, "fsync " + data.ino, () -> files.flush(data, false));
   }
 
   @Override

@@ -110,30 +110,69 @@ final class InodeLocks implements RecallHandler {
 
   /**
    * Before a file's attributes are answered from the cache: if another node holds its lock
-   * exclusively, it may have written and not committed yet (size, times), so this node takes
-   * the shared lock first — a recall: the writer commits and lets go. Nothing happens for a
-   * file this node holds a lock on (then nobody else writes it) or that nobody writes elsewhere,
-   * the usual case, which costs one map look-up.
+   * exclusively and may have written without committing (size, times), this node takes the
+   * shared lock first — a recall: the writer commits and lets go. If that holder declared itself
+   * clean (it committed everything at a close), the cache only has to have reached that commit.
+   * Nothing happens for a file this node holds a lock on (then nobody else writes it) or that
+   * nobody holds exclusively elsewhere, the usual case, which costs one map look-up.
    *
-   * @return whether the lock was taken (the caller reads the attributes afresh)
+   * @return whether the caller must read the attributes afresh
    */
-  boolean shareIfWrittenElsewhere(long ino) throws FsException {
+  boolean beforeAttributes(long ino) throws FsException {
     if (current.containsKey(ino)) {
       return false;
     }
     LockService s = service();
-    boolean elsewhere;
+    long from;
     try {
-      elsewhere = s.exclusiveElsewhere(ino);
+      from = s.attributesFrom(ino);
     } catch (UnsupportedOperationException e) {
       throw new FsException(Errno.ENOSYS, "lock backend " + s.backend() + ": "
           + e.getMessage());
     }
-    if (!elsewhere) {
-      return false;
+    if (from == LockService.UNCOMMITTED_ELSEWHERE) {
+      hold(ino, LockMode.SHARED);
+      return true;
     }
-    hold(ino, LockMode.SHARED);
-    return true;
+    if (from > 0 && !ctx.cache.awaitRevision(from, CATCH_UP_MS)) {
+      ctx.cache.invalidate(ctx.keys.inode(ino)); // read it from etcd instead
+    }
+    return from > 0;
+  }
+
+  /**
+   * Before a change is buffered under {@code lock}: withdraws the clean declaration a close may
+   * have made (one round trip then; none otherwise).
+   *
+   * @return false if the lock is gone meanwhile (the caller asks for it again)
+   */
+  boolean dirty(HeldLock lock) throws FsException {
+    LockService s = service();
+    try {
+      return s.dirty(lock);
+    } catch (UnsupportedOperationException e) {
+      throw new FsException(Errno.ENOSYS, "lock backend " + s.backend() + ": "
+          + e.getMessage());
+    } catch (io.etcfs.spi.meta.MetaStoreException e) {
+      throw new FsException(Errno.EIO, "inode " + lock.inode() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The operations that declare this node's exclusive lock on {@code ino} clean, for a commit
+   * that leaves nothing of the file buffered; none without such a lock.
+   */
+  List<io.etcfs.spi.meta.Op> cleanOps(long ino) {
+    HeldLock lock = current.get(ino);
+    LockService s = attached;
+    if (lock == null || s == null || lock.mode() != LockMode.EXCLUSIVE) {
+      return List.of();
+    }
+    try {
+      return s.cleanOps(lock);
+    } catch (UnsupportedOperationException e) {
+      return List.of(); // a backend that cannot declare it: other nodes recall, as before
+    }
   }
 
   /** Whether {@code lock} is still this node's lock on {@code ino} (not recalled meanwhile). */

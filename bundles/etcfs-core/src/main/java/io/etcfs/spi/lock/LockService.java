@@ -1,6 +1,7 @@
 package io.etcfs.spi.lock;
 
 import io.etcfs.spi.meta.Compare;
+import io.etcfs.spi.meta.Op;
 import java.time.Duration;
 import java.util.List;
 import org.osgi.annotation.versioning.ProviderType;
@@ -54,16 +55,40 @@ public interface LockService {
    */
   List<Compare> guards(HeldLock lock);
 
+  /** {@link #attributesFrom}: another node may hold changes it has not committed. */
+  long UNCOMMITTED_ELSEWHERE = -1;
+
   /**
-   * Whether another session holds {@code inode}'s lock exclusively right now, as far as this
-   * node's view of the lock table shows: a holder that may have written and not committed yet.
-   * The core answers a {@code stat} from its cache unless this is true, and otherwise takes the
-   * shared lock first (a recall), so the size and times a writer elsewhere has buffered show at
-   * once (2.1). The view may trail the cluster by the backend's notification delay (for etcd,
-   * the watch's), the same allowance the directory-entry caches have; it must never report an
-   * exclusive holder late by more than that.
+   * Where this node may take {@code inode}'s attributes from, as far as its view of the lock
+   * table shows (2.1). The core answers a {@code stat} from its cache unless another session
+   * holds the lock exclusively and may have buffered changes — then it takes the shared lock
+   * first (a recall: the writer commits), so a size a writer elsewhere has buffered shows at
+   * once. The view may trail the cluster by the backend's notification delay (for etcd, the
+   * watch's), the same allowance the directory-entry caches have.
+   *
+   * @return {@link #UNCOMMITTED_ELSEWHERE} if another session holds the lock exclusively and has
+   *     not declared everything committed ({@link #cleanOps}); otherwise the revision a metadata
+   *     cache must have reached to show what an exclusive holder elsewhere committed (a clean
+   *     holder's declaration, or the last exclusive holder's release: a change under the
+   *     filesystem's prefix, which a cache watching it is sure to reach), or 0
    */
-  boolean exclusiveElsewhere(long inode);
+  long attributesFrom(long inode);
+
+  /**
+   * Operations that declare an exclusive holder clean: the core adds them to a commit that
+   * leaves nothing buffered under {@code lock} (the flush at a close), so other nodes state the
+   * file from their caches instead of recalling the lock. The commit's {@link #guards} protect
+   * them. Empty for a shared lock, or for a backend that cannot declare it (2.1).
+   */
+  List<Op> cleanOps(HeldLock lock);
+
+  /**
+   * Withdraws a clean declaration before this node buffers a change under {@code lock} again:
+   * returns at once when none stands (the usual case), else after one round trip (2.1).
+   *
+   * @return false if {@code lock} is no longer held (the caller asks for the lock again)
+   */
+  boolean dirty(HeldLock lock);
 
   /** Where recalls for this node's locks are delivered. One handler; a new one replaces it. */
   void setRecallHandler(RecallHandler handler);

@@ -125,6 +125,40 @@ class TwoNodesTest {
     w.release();
   }
 
+  /**
+   * A close commits everything and declares the writer clean: the other node states the file
+   * from its cache, without a recall, until the writer writes again.
+   */
+  @Test
+  void aFileClosedByItsWriterIsStatedWithoutARecallUntilWrittenAgain() throws Throwable {
+    OpenFile w = a.fs.create(Vfs.ROOT, "closed", 0644, 2, ROOT);
+    w.write(ByteBuffer.wrap("12345".getBytes()), 0);
+    w.release(); // commits, and declares a's exclusive lock clean in the same commit
+    assertEquals(5, b.fs.getattr(w.ino()).size());
+    assertTrue(b.fs.activeInodes().isEmpty(), "b took a lock to stat: " + b.fs.activeInodes());
+    assertTrue(a.fs.activeInodes().contains(w.ino()), "a keeps its lock cached");
+    OpenFile again = a.fs.open(w.ino(), 2, ROOT);
+    again.write(ByteBuffer.wrap("678".getBytes()), 5); // dirty again: b must recall
+    assertEquals(8, b.fs.getattr(w.ino()).size());
+    assertTrue(b.fs.activeInodes().contains(w.ino()), "b recalled a's lock");
+    again.release();
+  }
+
+  /** ls -l asks for xattrs of every file: one created elsewhere costs no round trip here. */
+  @Test
+  void anInodeCreatedElsewhereHasItsEmptyXattrsFromTheWatch() throws Throwable {
+    OpenFile f = a.fs.create(Vfs.ROOT, "fresh", 0644, 2, ROOT);
+    f.release();
+    eventually(() -> assertEquals(f.ino(), b.fs.lookup(Vfs.ROOT, "fresh", ROOT).ino()));
+    long reads = b.fs.stats().storeGets() + b.fs.stats().storeRanges();
+    assertEquals(List.of(), b.fs.listxattr(f.ino()));
+    assertEquals(Errno.ENODATA, assertThrows(FsException.class,
+        () -> b.fs.getxattr(f.ino(), "security.selinux")).errno());
+    assertEquals(reads, b.fs.stats().storeGets() + b.fs.stats().storeRanges(), "reads on b");
+    a.fs.setxattr(f.ino(), "user.k", new byte[] {1}, 0, ROOT); // the event drops b's empty set
+    eventually(() -> assertArrayEquals(new byte[] {1}, b.fs.getxattr(f.ino(), "user.k")));
+  }
+
   @Test
   void aFileNobodyWritesIsStatedWithoutTakingItsLock() throws Throwable {
     OpenFile w = a.fs.create(Vfs.ROOT, "quiet", 0644, 2, ROOT);

@@ -73,17 +73,53 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
   @Override
   public void onEvents(List<WatchEvent> events) {
     cache.apply(events, this::invalidateGroups);
+    primeNewInodes(events);
+  }
+
+  /**
+   * An inode created elsewhere has no xattrs as of its creation (unless its creating
+   * transaction wrote some, in the same events): its xattr set is cached as empty, so the
+   * getxattr every {@code ls -l} makes of it costs no round trip here. The creating node primes
+   * its own creates the same way.
+   */
+  private void primeNewInodes(List<WatchEvent> events) {
+    java.util.Set<Long> fresh = new java.util.HashSet<>();
+    java.util.Set<Long> withXattrs = new java.util.HashSet<>();
+    for (WatchEvent e : events) {
+      String rel = keys.relative(e.kv().keyString());
+      long ino = inoOf(rel);
+      if (ino < 0) {
+        continue;
+      }
+      if (rel.charAt(0) == 'x') {
+        withXattrs.add(ino);
+      } else if (rel.charAt(0) == 'i' && e.type() == WatchEvent.Type.PUT
+          && e.kv().createRevision() == e.kv().modRevision()) {
+        fresh.add(ino);
+      }
+    }
+    fresh.removeAll(withXattrs);
+    for (long ino : fresh) {
+      cache.putGroupIfAbsent(MetaCache.xattrsSlot(ino), java.util.Map.of());
+    }
+  }
+
+  /** The inode a relative key {@code c/<16 hex>...} names, or -1. */
+  private static long inoOf(String rel) {
+    if (rel == null || rel.length() < 18 || rel.charAt(1) != '/') {
+      return -1;
+    }
+    try {
+      return Long.parseUnsignedLong(rel.substring(2, 18), 16);
+    } catch (NumberFormatException e) {
+      return -1;
+    }
   }
 
   private void invalidateGroups(String key) {
     String rel = keys.relative(key);
-    if (rel == null || rel.length() < 18 || rel.charAt(1) != '/') {
-      return;
-    }
-    long ino;
-    try {
-      ino = Long.parseUnsignedLong(rel.substring(2, 18), 16);
-    } catch (NumberFormatException e) {
+    long ino = inoOf(rel);
+    if (ino < 0) {
       return;
     }
     switch (rel.charAt(0)) {

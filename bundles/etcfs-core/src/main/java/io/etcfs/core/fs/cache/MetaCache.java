@@ -307,6 +307,16 @@ public final class MetaCache implements KvSource {
     }
   }
 
+  /**
+   * Caches a group known as of a watch event unless one is cached already (a loaded group may
+   * be newer; any later event under the group drops it as usual).
+   */
+  public void putGroupIfAbsent(long slot, Object value) {
+    if (live) {
+      groups.putIfAbsent(slot, value);
+    }
+  }
+
   /** The drop epoch of a group's slot, for {@link #primeGroup}. */
   public long groupEpoch(long slot) {
     return epochs.get(stripe(Long.hashCode(slot)));

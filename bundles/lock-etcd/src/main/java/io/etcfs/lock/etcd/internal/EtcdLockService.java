@@ -118,6 +118,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     volatile long recalledAt;
     /** The recall was delivered: the lock is on its way out and never handed out again. */
     volatile boolean releasing;
+    /** The key says the holder committed everything ({@link #cleanOps}); see there. */
+    volatile boolean clean;
     /** Conflicting requests (by fencing token) seen queued behind this lock, for the shell. */
     final Set<Long> waiters = ConcurrentHashMap.newKeySet();
 
@@ -134,9 +136,26 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private final long minHoldNanos;
   private final long idleNanos;
   private final String prefix;
+  /** The suffix of a lock key's value that declares its exclusive holder clean. */
+  static final String CLEAN = " clean";
   private final Map<Long, Held> held = new ConcurrentHashMap<>();
-  /** Every lock key of the filesystem, from the watch (for {@link #exclusiveElsewhere}). */
+  /** Every lock key of the filesystem, from the watch (for {@link #attributesFrom}). */
   private final LockTable table = new LockTable();
+  /** The newest revision the watch has shown: its start's full read, then each event's. */
+  private final AtomicLong applied = new AtomicLong();
+  /**
+   * Per inode, the revision at which this node last gave its lock back (the most recent 4096
+   * inodes). Whatever request made it give the lock back is older, so until the watch has shown
+   * that revision the table may not show that request yet: {@link #attributesFrom} reads the
+   * inode's queue from etcd instead.
+   */
+  private final Map<Long, Long> releasedAt = java.util.Collections.synchronizedMap(
+      new java.util.LinkedHashMap<>(64, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
+          return size() > 4096;
+        }
+      });
   /** Inodes being acquired or held here: their request gate and newest queue event. */
   private final Map<Long, InodeState> inodes = new ConcurrentHashMap<>();
   /** Bumped each time the watch (re)starts: waiters then read their queue again. */
@@ -244,7 +263,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       long deadline)
       throws LockTimeoutException {
     byte[] key = key(inode, s.lease);
-    byte[] value = (code(mode) + " " + nodeName).getBytes(StandardCharsets.UTF_8);
+    byte[] value = value(mode, "");
     // The queue is read in the same transaction as the request: one round trip when uncontended.
     // A key left by an earlier request of this session (its withdrawal failed) is replaced, so
     // that every request queues at the back.
@@ -414,10 +433,15 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     inodes.computeIfPresent(lock.inode(), (i, st) -> st.users == 0 ? null : st);
     wakeAll();
     byte[] key = key(lock.inode(), lock.sessionId());
+    // Before the delete: the node waiting for this lock may be granted, and its write()
+    // return, before this commit's answer is back here.
+    releasedAt.put(lock.inode(), Long.MAX_VALUE);
     try {
-      store.commit(new Txn().when(Compare.createRevision(key, lock.fencingToken()))
-          .then(Op.delete(key)));
+      long at = store.commit(new Txn().when(Compare.createRevision(key, lock.fencingToken()))
+          .then(Op.delete(key))).revision();
+      releasedAt.put(lock.inode(), at);
     } catch (MetaStoreException e) {
+      releasedAt.remove(lock.inode());
       // The key goes with the session's lease at the latest.
       LOG.log(Level.WARNING, "could not release lock {0}: {1}", str(key), e.getMessage());
     }
@@ -487,7 +511,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     try {
       byte[] p = Keys.of(prefix);
       // The whole lock table at one revision, then every change after it: what
-      // exclusiveElsewhere answers from. Lock keys are few (one per lock held or awaited in
+      // attributesFrom answers from. Lock keys are few (one per lock held or awaited in
       // the cluster; idle locks are given back), so the read is small.
       RangeResult all = store.prefix(p, 0);
       synchronized (table) {
@@ -495,11 +519,12 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
         for (KeyValue kv : all.kvs()) {
           long[] il = inodeAndLease(kv.keyString());
           if (il != null) {
-            table.put(il[0], il[1], kv.createRevision(), mode(kv));
+            table.put(il[0], request(il[1], kv));
           }
         }
       }
       long now = all.revision();
+      applied.accumulateAndGet(now, Math::max);
       watch = store.watch(p, now + 1, this);
       // Whatever happened while no watch ran: every waiter reads its queue again, and every
       // holder looks for conflicting requests queued behind it.
@@ -518,6 +543,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   @Override
   public void onEvents(List<WatchEvent> events) {
     for (WatchEvent e : events) {
+      applied.accumulateAndGet(e.kv().modRevision(), Math::max);
       long[] il = inodeAndLease(e.kv().keyString());
       if (il == null) {
         continue;
@@ -525,9 +551,9 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       long inode = il[0];
       long lease = il[1];
       if (e.type() == WatchEvent.Type.DELETE) {
-        table.delete(inode, lease);
+        table.delete(inode, lease, e.kv().modRevision());
       } else {
-        table.put(inode, lease, e.kv().createRevision(), mode(e.kv()));
+        table.put(inode, request(lease, e.kv()));
       }
       InodeState state = inodes.get(inode);
       if (state != null) {
@@ -577,16 +603,90 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     }
   }
 
+  private static LockTable.Request request(long lease, KeyValue kv) {
+    return new LockTable.Request(lease, kv.createRevision(), mode(kv),
+        kv.valueString().endsWith(CLEAN), kv.modRevision());
+  }
+
   /**
-   * From the lock table this node's watch keeps: another session's exclusive request is first
-   * in the inode's queue. It trails etcd by the watch's delay (normally well under a
-   * millisecond); while the watch is down it answers from the table as it last was.
+   * From the lock table this node's watch keeps: another session's exclusive request first in
+   * the inode's queue, clean (its mod revision: the commit that declared it) or not. It trails
+   * etcd by the watch's delay (normally well under a millisecond); while the watch is down it
+   * answers from the table as it last was.
    */
   @Override
-  public boolean exclusiveElsewhere(long inode) {
-    long holder = table.exclusiveHolder(inode);
+  public long attributesFrom(long inode) {
+    Long released = releasedAt.get(inode);
+    if (released != null && applied.get() < released) {
+      // This node is giving or just gave the lock back for a request its watch has not shown
+      // yet (a writer's, whose write() may have returned by now): ask etcd. Only then.
+      try {
+        LockTable queue = new LockTable();
+        for (KeyValue kv : store.prefix(inodePrefix(inode), 0).kvs()) {
+          long[] il = inodeAndLease(kv.keyString());
+          if (il != null) {
+            queue.put(inode, request(il[1], kv));
+          }
+        }
+        LockTable.Request holder = queue.exclusiveHolder(inode);
+        // No exclusive holder now: one came and went after the release, at a revision this
+        // node does not know yet; the shared lock gives the caller an order to go by.
+        return holder == null ? UNCOMMITTED_ELSEWHERE : answer(holder, 0);
+      } catch (MetaStoreException e) {
+        // etcd unreachable: the table is the best there is (a writer cannot commit either).
+        LOG.log(Level.DEBUG, "lock queue of {0} not readable: {1}", inode, e.getMessage());
+      }
+    }
+    return answer(table.exclusiveHolder(inode), table.exclusiveGoneAt(inode));
+  }
+
+  /**
+   * @param goneAt when no other session holds the lock exclusively: the revision of the last
+   *     exclusive holder's release, which the caller's cache must have reached (its commits
+   *     came before), or 0
+   */
+  private long answer(LockTable.Request holder, long goneAt) {
     Session s = session;
-    return holder != 0 && (s == null || holder != s.id());
+    if (holder == null || (s != null && holder.lease() == s.id())) {
+      return goneAt;
+    }
+    return holder.clean() ? holder.modRevision() : UNCOMMITTED_ELSEWHERE;
+  }
+
+  /**
+   * The key rewritten as {@code "X <node> clean"} under the session's lease. The flag is set
+   * before the commit is known to apply: if it does not, the next {@link #dirty} rewrites a key
+   * that says dirty already, which costs a round trip and nothing else; the reverse — a clean
+   * key while the flag says dirty — cannot happen, since the flag turns dirty only after the
+   * dirty value was written.
+   */
+  @Override
+  public List<Op> cleanOps(HeldLock lock) {
+    Held h = held.get(lock.inode());
+    if (lock.mode() != LockMode.EXCLUSIVE || h == null || !h.lock.equals(lock)) {
+      return List.of();
+    }
+    h.clean = true;
+    return List.of(Op.put(key(lock.inode(), lock.sessionId()),
+        value(LockMode.EXCLUSIVE, CLEAN), lock.sessionId()));
+  }
+
+  @Override
+  public boolean dirty(HeldLock lock) {
+    Held h = held.get(lock.inode());
+    if (h == null || !h.lock.equals(lock)) {
+      return false;
+    }
+    if (!h.clean) {
+      return true;
+    }
+    byte[] key = key(lock.inode(), lock.sessionId());
+    boolean kept = store.commit(new Txn().when(Compare.createRevision(key, lock.fencingToken()))
+        .then(Op.put(key, value(LockMode.EXCLUSIVE, ""), lock.sessionId()))).succeeded();
+    if (kept) {
+      h.clean = false;
+    }
+    return kept;
   }
 
   private void recallIfWanted(Held h, List<KeyValue> queue) {
@@ -718,6 +818,11 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
 
   private static String code(LockMode mode) {
     return mode == LockMode.EXCLUSIVE ? "X" : "S";
+  }
+
+  /** A lock key's value: {@code "S|X <node>"}, and {@code " clean"} for a clean holder. */
+  private byte[] value(LockMode mode, String suffix) {
+    return (code(mode) + " " + nodeName + suffix).getBytes(StandardCharsets.UTF_8);
   }
 
   static LockMode mode(KeyValue kv) {

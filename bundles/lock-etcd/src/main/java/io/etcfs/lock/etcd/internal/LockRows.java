@@ -63,9 +63,13 @@ final class LockRows {
       for (KeyValue kv : queue) {
         LockMode mode = EtcdLockService.mode(kv);
         String value = kv.valueString();
+        boolean clean = value.endsWith(EtcdLockService.CLEAN);
+        String node = value.length() > 2
+            ? value.substring(2, value.length() - (clean ? EtcdLockService.CLEAN.length() : 0))
+            : "?";
         t.row(inode(inode), code(mode),
-            EtcdLockService.granted(queue, kv, mode) ? "held" : "queued",
-            value.length() > 2 ? value.substring(2) : "?", kv.createRevision(),
+            EtcdLockService.granted(queue, kv, mode) ? (clean ? "clean" : "held") : "queued",
+            node, kv.createRevision(),
             Long.toHexString(kv.lease()), path);
       }
     });

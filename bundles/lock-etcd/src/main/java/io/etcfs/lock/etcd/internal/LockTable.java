@@ -6,50 +6,68 @@ import java.util.Map;
 
 /**
  * Every inode lock key of the filesystem as this node's watch on {@code locks/} shows it: for
- * each inode, each session's request with its create revision and mode. The first request in
- * create-revision order is the holder (a shared first request may share with shared ones behind
- * it; an exclusive first request holds alone), which is all {@link #exclusiveHolder} needs.
- * Rebuilt from a full read whenever the watch (re)starts, then kept by its events.
+ * each inode, each session's request with its create revision, mode, whether its holder
+ * declared itself clean, and its mod revision. The first request in create-revision order is
+ * the holder (a shared first request may share with shared ones behind it; an exclusive first
+ * request holds alone). Rebuilt from a full read whenever the watch (re)starts, then kept by its
+ * events.
  */
 final class LockTable {
-  private record Request(long createRevision, LockMode mode) {}
+  /** One request: {@code clean} only for an exclusive holder that committed everything. */
+  record Request(long lease, long createRevision, LockMode mode, boolean clean,
+      long modRevision) {}
 
   private final Map<Long, Map<Long, Request>> byInode = new HashMap<>();
+  /**
+   * Per inode, the revision at which an exclusive request last went (the most recent 4096
+   * inodes): what that holder committed precedes it, so a cache that has reached it shows it.
+   */
+  private final Map<Long, Long> exclusiveGone = new java.util.LinkedHashMap<>(64, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
+      return size() > 4096;
+    }
+  };
 
   synchronized void clear() {
     byInode.clear();
   }
 
-  synchronized void put(long inode, long lease, long createRevision, LockMode mode) {
-    byInode.computeIfAbsent(inode, i -> new HashMap<>())
-        .put(lease, new Request(createRevision, mode));
+  synchronized void put(long inode, Request r) {
+    byInode.computeIfAbsent(inode, i -> new HashMap<>()).put(r.lease(), r);
   }
 
-  synchronized void delete(long inode, long lease) {
+  /** A request's key deleted at {@code revision}. */
+  synchronized void delete(long inode, long lease, long revision) {
     Map<Long, Request> queue = byInode.get(inode);
-    if (queue != null && queue.remove(lease) != null && queue.isEmpty()) {
+    Request gone = queue == null ? null : queue.remove(lease);
+    if (gone != null && gone.mode() == LockMode.EXCLUSIVE) {
+      exclusiveGone.remove(inode);
+      exclusiveGone.put(inode, revision);
+    }
+    if (queue != null && queue.isEmpty()) {
       byInode.remove(inode);
     }
   }
 
-  /**
-   * The session holding {@code inode} exclusively (its request is first in line and
-   * exclusive), or 0 if none does.
-   */
-  synchronized long exclusiveHolder(long inode) {
+  /** The revision at which {@code inode}'s last exclusive request went, or 0 if not known. */
+  synchronized long exclusiveGoneAt(long inode) {
+    return exclusiveGone.getOrDefault(inode, 0L);
+  }
+
+  /** The exclusive holder of {@code inode} (first in line and exclusive), or null if none. */
+  synchronized Request exclusiveHolder(long inode) {
     Map<Long, Request> queue = byInode.get(inode);
     if (queue == null) {
-      return 0;
+      return null;
     }
-    long first = 0;
-    Request firstRequest = null;
-    for (Map.Entry<Long, Request> e : queue.entrySet()) {
-      if (firstRequest == null || e.getValue().createRevision() < firstRequest.createRevision()) {
-        first = e.getKey();
-        firstRequest = e.getValue();
+    Request first = null;
+    for (Request r : queue.values()) {
+      if (first == null || r.createRevision() < first.createRevision()) {
+        first = r;
       }
     }
-    return firstRequest != null && firstRequest.mode() == LockMode.EXCLUSIVE ? first : 0;
+    return first != null && first.mode() == LockMode.EXCLUSIVE ? first : null;
   }
 
   /** How many inodes have a lock key: for tests and the log. */

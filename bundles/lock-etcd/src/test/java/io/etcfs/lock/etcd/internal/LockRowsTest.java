@@ -71,6 +71,15 @@ class LockRowsTest {
   }
 
   @Test
+  void aCleanHolderShowsAsCleanWithItsNodeName() {
+    List<KeyValue> kvs = List.of(kv("000000000000002a/00000000000000a1", "X node1 clean", 10,
+        0xa1));
+    String[] lines = LockRows.all(PREFIX, kvs, PATHS).render().split("\n");
+    assertEquals("INODE  MODE  STATE  NODE   TOKEN  SESSION  PATH", lines[0]);
+    assertEquals("   42  X     clean  node1     10  a1       /dir/file", lines[1]);
+  }
+
+  @Test
   void recallCountsKeepTheMostRecentlyRecalledInodes() {
     RecallCounts counts = new RecallCounts(2);
     counts.served(1);
