@@ -1,15 +1,9 @@
 package io.etcfs.etcd.internal;
 
-import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.ForwardingMetaStore;
 import io.etcfs.spi.meta.MetaStore;
-import io.etcfs.spi.meta.RangeResult;
-import io.etcfs.spi.meta.Txn;
-import io.etcfs.spi.meta.TxnResult;
-import io.etcfs.spi.meta.Watch;
-import io.etcfs.spi.meta.WatchListener;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Optional;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -23,7 +17,8 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * The etcd {@link MetaStore} service, configured under PID {@code io.etcfs.etcd}. Activation
  * connects and fails (with the one-line reason) when etcd cannot be used, so that no consumer
  * ever binds a store that does not work. It is immediate so that this happens (and is logged)
- * when the configuration is set, not at the first use.
+ * when the configuration is set, not at the first use. Every call goes to the connected
+ * {@link EtcdMetaStore}.
  */
 @Component(
     configurationPid = "io.etcfs.etcd",
@@ -32,7 +27,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     property = "etcfs.store=etcd",
     immediate = true)
 @Designate(ocd = EtcdClientComponent.Config.class)
-public final class EtcdClientComponent implements MetaStore {
+public final class EtcdClientComponent extends ForwardingMetaStore {
 
   /** The configuration of PID {@code io.etcfs.etcd}. */
   @ObjectClassDefinition(name = "etcfs etcd client", description = "How to reach etcd")
@@ -63,11 +58,9 @@ public final class EtcdClientComponent implements MetaStore {
     long requestTimeoutMs() default 5000;
   }
 
-  private final EtcdMetaStore store;
-
   @Activate
   public EtcdClientComponent(Config config) {
-    this.store = EtcdMetaStore.connect(settings(config));
+    super(EtcdMetaStore.connect(settings(config)));
   }
 
   static EtcdSettings settings(Config config) {
@@ -83,52 +76,7 @@ public final class EtcdClientComponent implements MetaStore {
 
   @Deactivate
   void deactivate() {
-    store.close();
-  }
-
-  @Override
-  public Optional<KeyValue> get(byte[] key) {
-    return store.get(key);
-  }
-
-  @Override
-  public RangeResult range(byte[] from, byte[] to, int limit) {
-    return store.range(from, to, limit);
-  }
-
-  @Override
-  public TxnResult commit(Txn txn) {
-    return store.commit(txn);
-  }
-
-  @Override
-  public Watch watch(byte[] prefix, long fromRevision, WatchListener listener) {
-    return store.watch(prefix, fromRevision, listener);
-  }
-
-  @Override
-  public long grantLease(Duration ttl) {
-    return store.grantLease(ttl);
-  }
-
-  @Override
-  public long keepAliveOnce(long lease) {
-    return store.keepAliveOnce(lease);
-  }
-
-  @Override
-  public long leaseTimeToLive(long lease) {
-    return store.leaseTimeToLive(lease);
-  }
-
-  @Override
-  public void revokeLease(long lease) {
-    store.revokeLease(lease);
-  }
-
-  @Override
-  public String describe() {
-    return store.describe();
+    ((EtcdMetaStore) delegate).close();
   }
 
   private static Path path(String value) {
