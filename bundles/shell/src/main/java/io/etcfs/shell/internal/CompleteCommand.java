@@ -8,6 +8,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Descriptor;
 import org.jline.reader.ParsedLine;
 
 /**
@@ -36,6 +37,7 @@ public final class CompleteCommand {
   }
 
   /** gogo.jline: candidates for the line in {@code .commandLine}. */
+  @Descriptor("completion helper of the node's own shell (Tab), not a command to type")
   public List<org.jline.reader.Candidate> _complete(CommandSession session) {
     if (!(session.get(COMMAND_LINE) instanceof ParsedLine line)) {
       return List.of();
@@ -50,6 +52,7 @@ public final class CompleteCommand {
   }
 
   /** {@code etcfs shell}: candidates for encoded words, as lines. */
+  @Descriptor("completion helper of etcfs shell (Tab), not a command to type")
   public String _candidates(String index, String... words) {
     int at;
     try {
