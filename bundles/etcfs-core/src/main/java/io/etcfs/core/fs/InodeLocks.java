@@ -79,8 +79,7 @@ final class InodeLocks implements RecallHandler {
       } catch (LockTimeoutException e) {
         throw new FsException(Errno.EIO, e.getMessage());
       } catch (UnsupportedOperationException e) {
-        throw new FsException(Errno.ENOSYS, "lock backend " + s.backend() + ": "
-            + e.getMessage());
+        throw notBuilt(s, e);
       }
       before = current.put(ino, lock);
       // letGo records the lock before it forgets it: seen here, it was let go meanwhile.
@@ -127,8 +126,7 @@ final class InodeLocks implements RecallHandler {
     try {
       from = s.attributesFrom(ino);
     } catch (UnsupportedOperationException e) {
-      throw new FsException(Errno.ENOSYS, "lock backend " + s.backend() + ": "
-          + e.getMessage());
+      throw notBuilt(s, e);
     }
     if (from == LockService.UNCOMMITTED_ELSEWHERE) {
       hold(ino, LockMode.SHARED);
@@ -151,8 +149,7 @@ final class InodeLocks implements RecallHandler {
     try {
       return s.dirty(lock);
     } catch (UnsupportedOperationException e) {
-      throw new FsException(Errno.ENOSYS, "lock backend " + s.backend() + ": "
-          + e.getMessage());
+      throw notBuilt(s, e);
     } catch (io.etcfs.spi.meta.MetaStoreException e) {
       throw new FsException(Errno.EIO, "inode " + lock.inode() + ": " + e.getMessage(), e);
     }
@@ -173,6 +170,11 @@ final class InodeLocks implements RecallHandler {
     } catch (UnsupportedOperationException e) {
       return List.of(); // a backend that cannot declare it: other nodes recall, as before
     }
+  }
+
+  /** A backend that has not built a call (the Hazelcast stub): ENOSYS at the FUSE boundary. */
+  private static FsException notBuilt(LockService s, UnsupportedOperationException e) {
+    return new FsException(Errno.ENOSYS, "lock backend " + s.backend() + ": " + e.getMessage());
   }
 
   /** Whether {@code lock} is still this node's lock on {@code ino} (not recalled meanwhile). */
