@@ -149,13 +149,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
    * that revision the table may not show that request yet: {@link #attributesFrom} reads the
    * inode's queue from etcd instead.
    */
-  private final Map<Long, Long> releasedAt = java.util.Collections.synchronizedMap(
-      new java.util.LinkedHashMap<>(64, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
-          return size() > 4096;
-        }
-      });
+  private final Recent releasedAt = new Recent(4096);
   /** Inodes being acquired or held here: their request gate and newest queue event. */
   private final Map<Long, InodeState> inodes = new ConcurrentHashMap<>();
   /** Bumped each time the watch (re)starts: waiters then read their queue again. */
@@ -616,8 +610,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
    */
   @Override
   public long attributesFrom(long inode) {
-    Long released = releasedAt.get(inode);
-    if (released != null && applied.get() < released) {
+    if (applied.get() < releasedAt.get(inode, 0)) {
       // This node is giving or just gave the lock back for a request its watch has not shown
       // yet (a writer's, whose write() may have returned by now): ask etcd. Only then.
       try {

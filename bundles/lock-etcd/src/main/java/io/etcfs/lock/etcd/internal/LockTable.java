@@ -22,12 +22,7 @@ final class LockTable {
    * Per inode, the revision at which an exclusive request last went (the most recent 4096
    * inodes): what that holder committed precedes it, so a cache that has reached it shows it.
    */
-  private final Map<Long, Long> exclusiveGone = new java.util.LinkedHashMap<>(64, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
-      return size() > 4096;
-    }
-  };
+  private final Recent exclusiveGone = new Recent(4096);
 
   synchronized void clear() {
     byInode.clear();
@@ -42,7 +37,6 @@ final class LockTable {
     Map<Long, Request> queue = byInode.get(inode);
     Request gone = queue == null ? null : queue.remove(lease);
     if (gone != null && gone.mode() == LockMode.EXCLUSIVE) {
-      exclusiveGone.remove(inode);
       exclusiveGone.put(inode, revision);
     }
     if (queue != null && queue.isEmpty()) {
@@ -52,7 +46,7 @@ final class LockTable {
 
   /** The revision at which {@code inode}'s last exclusive request went, or 0 if not known. */
   synchronized long exclusiveGoneAt(long inode) {
-    return exclusiveGone.getOrDefault(inode, 0L);
+    return exclusiveGone.get(inode, 0);
   }
 
   /** The exclusive holder of {@code inode} (first in line and exclusive), or null if none. */
