@@ -98,8 +98,7 @@ class CoreCommandsIT {
   private static List<String> candidates(String... words) throws Exception {
     StringBuilder line = new StringBuilder("etcfs:_candidates " + (words.length - 1));
     for (String w : words) {
-      line.append(" w").append(java.util.Base64.getUrlEncoder().withoutPadding()
-          .encodeToString(w.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      line.append(' ').append(io.etcfs.spi.shell.Completion.encodeWord(w));
     }
     String out = ok(line.toString());
     return out.isEmpty() ? List.of() : out.lines().toList();

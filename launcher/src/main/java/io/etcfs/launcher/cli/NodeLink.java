@@ -3,12 +3,12 @@ package io.etcfs.launcher.cli;
 import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.control.ControlClient;
 import io.etcfs.launcher.node.NodeSpec;
+import io.etcfs.spi.shell.Candidate;
+import io.etcfs.spi.shell.Completion;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -50,41 +50,20 @@ final class NodeLink {
 
   /**
    * What the word at {@code index} of {@code words} can become, as the node's shell bundle
-   * answers it ({@code etcfs:_candidates}); empty if the node cannot answer. Each word goes
-   * base64url-encoded, so no word reaches Gogo's parser as anything but a plain string.
+   * answers it ({@code etcfs:_candidates}, in the SPI's wire form: {@link Completion#encodeWord},
+   * {@link Candidate#line()}); empty if the node cannot answer.
    */
-  List<Completion> complete(List<String> words, int index) {
+  List<Candidate> complete(List<String> words, int index) {
     StringBuilder line = new StringBuilder("exec etcfs:_candidates ").append(index);
     for (String w : words) {
-      line.append(" w").append(Base64.getUrlEncoder().withoutPadding()
-          .encodeToString(w.getBytes(StandardCharsets.UTF_8)));
+      line.append(' ').append(Completion.encodeWord(w));
     }
     Answer a = ask(line.toString());
-    return a.status() == 0 ? Completion.parse(a.output()) : List.of();
-  }
-
-  /**
-   * One candidate from the node: {@code c|p VALUE DESCRIPTION}, the fields URL-encoded.
-   *
-   * @param complete whether the word is finished (p: a directory, the word goes on)
-   * @param description null for none
-   */
-  record Completion(String value, String description, boolean complete) {
-    static List<Completion> parse(String answer) {
-      List<Completion> out = new java.util.ArrayList<>();
-      for (String l : answer.lines().toList()) {
-        String[] f = l.split(" ");
-        if (f.length == 3 && (f[0].equals("c") || f[0].equals("p"))) {
-          String description = f[2].equals("-") ? null : decode(f[2]);
-          out.add(new Completion(decode(f[1]), description, f[0].equals("c")));
-        }
-      }
-      return out;
+    if (a.status() != 0) {
+      return List.of();
     }
-
-    private static String decode(String s) {
-      return URLDecoder.decode(s, StandardCharsets.UTF_8);
-    }
+    return a.output().lines().map(Candidate::parseLine).flatMap(java.util.Optional::stream)
+        .toList();
   }
 
   /**

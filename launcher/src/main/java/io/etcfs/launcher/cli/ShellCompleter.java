@@ -27,7 +27,7 @@ final class ShellCompleter implements Completer {
       "keymap", "widget", "less", "nano", "tmux", "ttop", "history", "watch");
 
   private final Supplier<List<String>> commands;
-  private final BiFunction<List<String>, Integer, List<NodeLink.Completion>> node;
+  private final BiFunction<List<String>, Integer, List<io.etcfs.spi.shell.Candidate>> node;
 
   /**
    * @param commands the node's commands, {@code scope:function}
@@ -35,7 +35,7 @@ final class ShellCompleter implements Completer {
    *     (the command first, the word under the cursor cut at the cursor)
    */
   ShellCompleter(Supplier<List<String>> commands,
-      BiFunction<List<String>, Integer, List<NodeLink.Completion>> node) {
+      BiFunction<List<String>, Integer, List<io.etcfs.spi.shell.Candidate>> node) {
     this.commands = commands;
     this.node = node;
   }
@@ -54,17 +54,10 @@ final class ShellCompleter implements Completer {
     }
     List<String> command = new ArrayList<>(words.subList(start + 1, index));
     command.add(line.word().substring(0, Math.min(line.wordCursor(), line.word().length())));
-    for (NodeLink.Completion c : node.apply(command, command.size() - 1)) {
-      candidates.add(new Candidate(c.value(), display(c.value()), null, c.description(), null,
-          null, c.complete()));
+    for (io.etcfs.spi.shell.Candidate c : node.apply(command, command.size() - 1)) {
+      candidates.add(new Candidate(c.value(), c.display(), null, c.description(), null, null,
+          c.complete()));
     }
-  }
-
-  /** A path shows its last name (a directory with its '/'), anything else itself. */
-  static String display(String value) {
-    String trimmed = value.endsWith("/") ? value.substring(0, value.length() - 1) : value;
-    int slash = trimmed.lastIndexOf('/');
-    return slash < 0 ? value : value.substring(slash + 1);
   }
 
   private Set<String> commandNames() {

@@ -91,9 +91,9 @@ class NodeLinkTest {
       out.println("garbage line");
       return 0;
     })) {
-      List<NodeLink.Completion> got = link().complete(List.of("fence", "", "it's"), 1);
-      assertEquals(List.of(new NodeLink.Completion("/mnt/a b/", null, false),
-          new NodeLink.Completion("node2", "host:2", true)), got);
+      List<io.etcfs.spi.shell.Candidate> got = link().complete(List.of("fence", "", "it's"), 1);
+      assertEquals(List.of(new io.etcfs.spi.shell.Candidate("/mnt/a b/", null, false),
+          new io.etcfs.spi.shell.Candidate("node2", "host:2", true)), got);
       // "fence" = ZmVuY2U, "" = nothing, "it's" = aXQncw: only [A-Za-z0-9_-] reach Gogo.
       assertEquals(List.of("exec etcfs:_candidates 1 wZmVuY2U w waXQncw"), asked);
     }

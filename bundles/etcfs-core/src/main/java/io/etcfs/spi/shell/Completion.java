@@ -1,5 +1,8 @@
 package io.etcfs.spi.shell;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+
 /**
  * How a Gogo command service says what its words complete to. The service property
  * {@value #PROPERTY} (a string or an array, like {@code osgi.command.function}) holds one entry
@@ -25,4 +28,31 @@ public final class Completion {
   public static final String INODE = "inode";
 
   private Completion() {}
+
+  /**
+   * A word of the line {@code etcfs shell} sends to {@code etcfs:_candidates}: {@code w} and its
+   * UTF-8 bytes in unpadded base64url, so no word — empty, or with quotes or {@code $} — reaches
+   * Gogo's parser as anything but a plain string.
+   */
+  public static String encodeWord(String word) {
+    return "w" + Base64.getUrlEncoder().withoutPadding()
+        .encodeToString(word.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * The word {@link #encodeWord} encoded.
+   *
+   * @throws IllegalArgumentException for anything else, with a one-line message
+   */
+  public static String decodeWord(String encoded) {
+    try {
+      if (encoded.startsWith("w")) {
+        return new String(Base64.getUrlDecoder().decode(encoded.substring(1)),
+            StandardCharsets.UTF_8);
+      }
+    } catch (IllegalArgumentException e) {
+      // not base64url: said below
+    }
+    throw new IllegalArgumentException("a word not encoded as w<base64url>: " + encoded);
+  }
 }

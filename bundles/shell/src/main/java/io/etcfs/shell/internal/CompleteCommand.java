@@ -1,10 +1,8 @@
 package io.etcfs.shell.internal;
 
 import io.etcfs.spi.shell.Candidate;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
+import io.etcfs.spi.shell.Completion;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.felix.service.command.CommandSession;
@@ -20,11 +18,8 @@ import org.jline.reader.ParsedLine;
  *       with the line being edited in the session variable {@code .commandLine}; returns JLine
  *       candidates.
  *   <li>{@code _candidates INDEX W...}: the same for {@code etcfs shell}, over the control
- *       socket: each word is {@code w} followed by its UTF-8 bytes in unpadded base64url (so no
- *       word, even an empty one or one with quotes, reaches Gogo's parser as anything but a
- *       plain string); the answer is one candidate a line, {@code c|p VALUE DESCRIPTION}, c for
- *       a finished word and p for one that goes on (a directory), the two fields URL-encoded,
- *       a description of {@code -} for none.
+ *       socket: each word as {@link Completion#encodeWord} encodes it, one candidate a line as
+ *       {@link Candidate#line()} writes it.
  * </ul>
  */
 public final class CompleteCommand {
@@ -45,8 +40,8 @@ public final class CompleteCommand {
     String word = line.word().substring(0, Math.min(line.wordCursor(), line.word().length()));
     List<org.jline.reader.Candidate> out = new ArrayList<>();
     for (Candidate c : registry.completer().complete(line.words(), line.wordIndex(), word)) {
-      out.add(new org.jline.reader.Candidate(c.value(), display(c), null, c.description(), null,
-          null, c.complete()));
+      out.add(new org.jline.reader.Candidate(c.value(), c.display(), null, c.description(),
+          null, null, c.complete()));
     }
     return out;
   }
@@ -62,41 +57,18 @@ public final class CompleteCommand {
     }
     List<String> decoded = new ArrayList<>();
     for (String w : words) {
-      decoded.add(decode(w));
+      try {
+        decoded.add(Completion.decodeWord(w));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("_candidates: " + e.getMessage());
+      }
     }
     if (at < 0 || at >= decoded.size()) {
       throw new IllegalArgumentException("_candidates: word index " + at + " outside the "
           + decoded.size() + " words given");
     }
     return registry.completer().complete(decoded, at, decoded.get(at)).stream()
-        .map(c -> (c.complete() ? "c " : "p ") + encode(c.value()) + " "
-            + (c.description() == null ? "-" : encode(c.description())))
+        .map(Candidate::line)
         .collect(Collectors.joining("\n"));
-  }
-
-  /** The shown name of a candidate: the last part of a path, the whole of anything else. */
-  static String display(Candidate c) {
-    String v = c.value();
-    String trimmed = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
-    int slash = trimmed.lastIndexOf('/');
-    return slash < 0 ? v : v.substring(slash + 1);
-  }
-
-  static String decode(String word) {
-    if (!word.startsWith("w")) {
-      throw new IllegalArgumentException("_candidates: a word not encoded as w<base64url>: "
-          + word);
-    }
-    try {
-      return new String(Base64.getUrlDecoder().decode(word.substring(1)),
-          StandardCharsets.UTF_8);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("_candidates: a word not encoded as w<base64url>: "
-          + word);
-    }
-  }
-
-  private static String encode(String s) {
-    return URLEncoder.encode(s, StandardCharsets.UTF_8);
   }
 }
