@@ -335,14 +335,7 @@ public abstract class LockServiceContract {
 
   /** Waits until {@code n} requests are queued on the inode in the store (any backend's keys). */
   private void awaitQueued(long ino, int n) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (System.nanoTime() < deadline) {
-      if (queued(ino) >= n) {
-        return;
-      }
-      Thread.sleep(5);
-    }
-    throw new AssertionError("never saw " + n + " requests queued on " + ino);
+    eventually(n + " requests queued on " + ino, () -> queued(ino) >= n);
   }
 
   /** How many lock requests on {@code ino} the backend has recorded; override if not in store. */
