@@ -328,6 +328,104 @@ class PosixConformanceIT {
     }
   }
 
+  @Test
+  void writesAndTruncatesByOthersTakeSetIdBitsAway() throws Exception {
+    for (String mode : new String[] {"4777", "2777", "6777"}) {
+      Path f = Files.writeString(d.resolve("w" + mode), "x");
+      Sh.run("chmod", mode, f.toString()).ok();
+      Sh.as(Sh.NOBODY, Sh.NOBODY, "sh", "-c", "printf y >> " + f).ok();
+      assertEquals("777", stat("%a", f), "write to " + mode);
+      Path t = Files.writeString(d.resolve("t" + mode), "x");
+      Sh.run("chmod", mode, t.toString()).ok();
+      Sh.as(Sh.NOBODY, Sh.NOBODY, "truncate", "-s", "0", t.toString()).ok();
+      assertEquals("777 0", stat("%a %s", t), "truncate of " + mode);
+    }
+    Path lock = Files.writeString(d.resolve("lock"), "x");
+    Sh.run("chmod", "2767", lock.toString()).ok();
+    Sh.as(Sh.NOBODY, Sh.NOBODY, "sh", "-c", "printf y >> " + lock).ok();
+    assertEquals("767", stat("%a", lock), "a writer outside the group");
+    Path mine = Files.writeString(d.resolve("mine"), "x");
+    Sh.run("chmod", "6777", mine.toString()).ok();
+    Sh.run("sh", "-c", "printf y >> " + mine).ok();
+    assertEquals("6777", stat("%a", mine), "root keeps them");
+  }
+
+  @Test
+  void theOwnerGivesAFileToItsSupplementaryGroups() throws Exception {
+    Path g = Files.writeString(d.resolve("g"), "x");
+    Sh.run("chown", "65534:65533", g.toString()).ok();
+    Sh.asWithGroups(65534, 65534, "65533,65532", "chgrp", "65532", g.toString()).ok();
+    assertEquals("65532", stat("%g", g));
+    Sh.asWithGroups(65534, 65534, "65533,65532", "chgrp", "65531", g.toString())
+        .fails("Operation not permitted");
+    Sh.run("chmod", "2775", g.toString()).ok();
+    Sh.asWithGroups(65534, 65534, "65532", "sh", "-c", "printf y >> " + g).ok();
+    assertEquals("775", stat("%a", g), "a set-group-ID executable loses it at a member's write");
+  }
+
+  @Test
+  void fstatOfAnUnlinkedOpenFile() throws Exception {
+    Path f = Files.writeString(d.resolve("f"), "0123456789");
+    String out = Sh.run("sh", "-c", "exec 3<" + f + "; rm " + f
+        + "; stat -L -c '%s %h' /proc/self/fd/3; printf abc >> /proc/self/fd/3;"
+        + " stat -L -c '%s %h' /proc/self/fd/3").ok().out();
+    assertEquals("10 0\n13 0\n", out, "fstat before and after an append through /proc");
+    try (Stream<Path> s = Files.list(d)) {
+      assertEquals(0, s.count(), "a hidden name was left behind");
+    }
+  }
+
+  @Test
+  void timesSetBeforeCloseStick() throws Exception {
+    Path src = Files.createDirectories(tmp.resolve("tar-src"));
+    for (int i = 0; i < 5; i++) {
+      Files.write(src.resolve("f" + i), new byte[10_000 * (i + 1)]);
+    }
+    Sh.run("sh", "-c", "touch -m -d '2020-01-01 00:00:00 UTC' " + src + "/f*").ok();
+    Path archive = tmp.resolve("t.tar");
+    Sh.run("tar", "cf", archive.toString(), "-C", src.toString(), ".").ok();
+    Path into = Files.createDirectory(d.resolve("x"));
+    Sh.run("tar", "xf", archive.toString(), "-C", into.toString()).ok();
+    Sh.run("cp", "-p", src.resolve("f4").toString(), d.resolve("copy").toString()).ok();
+    for (int i = 0; i < 5; i++) {
+      assertEquals("1577836800 " + 10_000 * (i + 1), stat("%Y %s", into.resolve("f" + i)),
+          "tar x kept f" + i + "'s time");
+    }
+    assertEquals("1577836800", stat("%Y", d.resolve("copy")), "cp -p");
+    Path f = d.resolve("set-by-path");
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE,
+        StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.allocate(5000));
+      Files.setLastModifiedTime(f, FileTime.from(Instant.parse("2020-01-01T00:00:00Z")));
+    }
+    assertEquals("1577836800 5000", stat("%Y %s", f), "utimensat(path) before close");
+  }
+
+  @Test
+  void sparseFilesReachTheLargestFileSizeNotTheDevices() throws Exception {
+    Path f = d.resolve("sparse");
+    Sh.run("truncate", "-s", "20T", f.toString()).ok();
+    assertEquals(String.valueOf(20L << 40) + " 0", stat("%s %b", f));
+    Sh.run("truncate", "-s", "3E", f.toString()).fails("File too large");
+    assertEquals(String.valueOf(20L << 40), stat("%s", f));
+  }
+
+  @Test
+  void sharedMappingsAreRefusedPrivateOnesWork() throws Exception {
+    Path f = Files.writeString(d.resolve("m"), "mapped");
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
+      IOException e = assertThrows(IOException.class,
+          () -> ch.map(FileChannel.MapMode.READ_ONLY, 0, 6)); // MAP_SHARED, PROT_READ
+      assertTrue(String.valueOf(e.getMessage()).contains("No such device"), e.toString());
+    }
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      ByteBuffer m = ch.map(FileChannel.MapMode.PRIVATE, 0, 6); // copy-on-write: Java wants RW
+      byte[] b = new byte[6];
+      m.get(b);
+      assertEquals("mapped", new String(b, StandardCharsets.UTF_8));
+    }
+  }
+
   /** rename(2) itself (mv checks some cases before asking the filesystem): "ok" or strerror. */
   private static String rename(Path from, Path to) {
     try {

@@ -48,6 +48,15 @@ final class Sh {
     return exec(full);
   }
 
+  /** Runs {@code cmd} as {@code uid}:{@code gid} with the supplementary groups {@code groups}. */
+  static Out asWithGroups(int uid, int gid, String groups, String... cmd)
+      throws IOException, InterruptedException {
+    List<String> full = new ArrayList<>(List.of("setpriv", "--reuid=" + uid, "--regid=" + gid,
+        "--groups=" + groups, "--"));
+    full.addAll(List.of(cmd));
+    return exec(full);
+  }
+
   private static Out exec(List<String> cmd) throws IOException, InterruptedException {
     Process p = new ProcessBuilder(cmd).start();
     p.getOutputStream().close();

@@ -8,7 +8,10 @@ import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.SetAttr;
 
-/** chmod, chown and utimens (truncate goes through the data path first). */
+/**
+ * chmod, chown and utimens (truncate goes through the data path first), and the set-ID bits a
+ * write or truncate takes away.
+ */
 final class AttrChanges {
   private final Ctx ctx;
 
@@ -34,18 +37,33 @@ final class AttrChanges {
     });
   }
 
+  /**
+   * After a write or truncate by {@code caller}: clears the set-ID bits {@link SetIds} says must
+   * go. One transaction when there are some (rare), none otherwise.
+   */
+  void afterDataChange(long ino, Caller caller) throws FsException {
+    if (caller.isRoot() || !SetIds.dataChangeDrops(Records.inode(ctx.cache.get(ctx.keys.inode(ino)), ino), caller)) {
+      return;
+    }
+    ctx.tx.run("clear set-id bits of " + ino, tx -> {
+      Inode i = Records.inode(tx.get(ctx.keys.inode(ino)), ino);
+      if (SetIds.dataChangeDrops(i, caller)) {
+        tx.put(ctx.keys.inode(ino),
+            Codec.inode(i.withMode(SetIds.afterDataChange(i, caller)).withCtime(Ctx.now())));
+      }
+      return null;
+    });
+  }
+
   private static Inode chmod(Inode i, SetAttr c, Caller caller) throws FsException {
     if (c.mode() == null) {
       return i;
     }
-    if (!caller.isRoot() && caller.uid() != i.uid()) {
+    boolean owner = caller.isRoot() || caller.uid() == i.uid();
+    if (!owner && !SetIds.onlyDrops(i, c.mode())) {
       throw new FsException(Errno.EPERM, "chmod of " + i.ino() + " by non-owner");
     }
-    int mode = (i.mode() & Attr.S_IFMT) | (c.mode() & 07777);
-    if (!caller.isRoot() && !i.isDir() && !Names.inGroup(caller, i.gid())) {
-      mode &= ~Attr.S_ISGID;
-    }
-    return i.withMode(mode);
+    return i.withMode(SetIds.chmod(i, c.mode(), caller));
   }
 
   private static Inode chown(Inode i, SetAttr c, Caller caller) throws FsException {
@@ -56,20 +74,12 @@ final class AttrChanges {
     }
     if (!caller.isRoot()) {
       boolean ownGroupChange = uid == i.uid() && caller.uid() == i.uid()
-          && Names.inGroup(caller, gid);
+          && caller.inGroup(gid);
       if (!ownGroupChange) {
         throw new FsException(Errno.EPERM, "chown of " + i.ino() + " not permitted");
       }
     }
-    int mode = i.mode();
-    if (!i.isDir()) {
-      // a new owner must not inherit set-id powers (as Linux does for non-directories)
-      mode &= ~Attr.S_ISUID;
-      if ((mode & 0010) != 0) {
-        mode &= ~Attr.S_ISGID;
-      }
-    }
-    return i.withOwner(uid, gid).withMode(mode);
+    return i.withOwner(uid, gid).withMode(SetIds.afterChown(i, caller));
   }
 
   private static Inode times(Inode i, SetAttr c, Caller caller, long now) throws FsException {

@@ -17,7 +17,8 @@ import java.util.List;
  * its committed content) that {@link Flusher} later writes to fresh blocks.
  */
 final class DataPath {
-  private static final long MAX_FILE = Long.MAX_VALUE / 4;
+  /** The largest file size (2 EiB): as on XFS and ext4 it bounds a file, not the device. */
+  static final long MAX_FILE = Long.MAX_VALUE / 4;
 
   private final Ctx ctx;
   private final Extents extents;

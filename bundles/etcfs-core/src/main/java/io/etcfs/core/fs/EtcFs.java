@@ -92,7 +92,8 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.xattrs = new Xattrs(ctx, lookups);
     this.truncator = new Truncator(ctx, extents, flusher, open, budget, locks);
     DataPath data = new DataPath(ctx, extents, budget, flusher, locks);
-    this.files = new Files(ctx, lookups, creates, open, data, flusher, truncator, purger, budget);
+    this.files = new Files(ctx, lookups, creates, open, data, flusher, truncator, purger, budget,
+        attrs);
     this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
     this.sweep = new DeadNodeSweep(ctx, purger);
     this.paths = new InodePathFinder(ctx, lookups, dirs);
@@ -235,6 +236,14 @@ public final class EtcFs implements Vfs, AutoCloseable {
     return Calls.run(ctx, "setattr " + ino, () -> {
       if (c.size() != null) {
         truncator.truncate(ino, c.size());
+        attrs.afterDataChange(ino, caller);
+      }
+      if (c.atimeNs() != null || c.mtimeNs() != null) {
+        // An explicit time wins over the implicit one of data written before it (tar, cp -p
+        // and rsync -a set times before close): that data is committed first, here or by the
+        // node that buffered it, so no later commit stamps its own time over this one.
+        files.commitBuffered(ino);
+        locks.beforeAttributes(ino);
       }
       boolean more = c.mode() != null || c.uid() != null || c.gid() != null
           || c.atimeNs() != null || c.mtimeNs() != null;
@@ -249,7 +258,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public OpenFile open(long ino, int flags, Caller caller) throws FsException {
-    return Calls.run(ctx, "open " + ino, () -> files.open(ino, flags));
+    return Calls.run(ctx, "open " + ino, () -> files.open(ino, flags, caller));
   }
 
   @Override

@@ -21,9 +21,11 @@ final class Files {
   private final Truncator truncator;
   private final Purger purger;
   private final MemoryBudget budget;
+  private final AttrChanges attrs;
 
   Files(Ctx ctx, Lookups lookups, Creates creates, OpenFiles open, DataPath data,
-      Flusher flusher, Truncator truncator, Purger purger, MemoryBudget budget) {
+      Flusher flusher, Truncator truncator, Purger purger, MemoryBudget budget,
+      AttrChanges attrs) {
     this.ctx = ctx;
     this.lookups = lookups;
     this.creates = creates;
@@ -33,13 +35,14 @@ final class Files {
     this.truncator = truncator;
     this.purger = purger;
     this.budget = budget;
+    this.attrs = attrs;
   }
 
   DataPath data() {
     return data;
   }
 
-  OpenFile open(long ino, int flags) throws FsException {
+  OpenFile open(long ino, int flags, Caller caller) throws FsException {
     Inode i = lookups.inode(ino);
     boolean writes = (flags & Handle.O_ACCMODE) != Handle.O_RDONLY;
     if (i.isDir() && writes) {
@@ -52,24 +55,38 @@ final class Files {
     try {
       if (writes && (flags & Handle.O_TRUNC) != 0 && i.isRegular()) {
         truncator.truncate(ino, 0);
+        attrs.afterDataChange(ino, caller);
       }
     } catch (FsException | RuntimeException e) {
       release(f);
       throw e;
     }
-    return new Handle(ctx, this, f, flags);
+    return new Handle(ctx, this, f, flags, caller);
   }
 
   OpenFile create(long dir, String name, int mode, int flags, Caller caller) throws FsException {
     try {
       Attr a = creates.mknod(dir, name, Attr.S_IFREG | (mode & 07777), 0, caller);
-      return open(a.ino(), flags & ~Handle.O_TRUNC);
+      return open(a.ino(), flags & ~Handle.O_TRUNC, caller);
     } catch (FsException e) {
       if (e.errno() != Errno.EEXIST || (flags & Handle.O_EXCL) != 0) {
         throw e;
       }
     }
-    return open(lookups.lookup(dir, name).ino(), flags);
+    return open(lookups.lookup(dir, name).ino(), flags, caller);
+  }
+
+  /** Before a write by {@code caller}: the set-ID bits it must take away (see SetIds). */
+  void beforeWrite(FileData f, Caller caller) throws FsException {
+    attrs.afterDataChange(f.ino, caller);
+  }
+
+  /** Commits what this node buffered for {@code ino}, if it has the file open. */
+  void commitBuffered(long ino) throws FsException {
+    FileData f = open.get(ino);
+    if (f != null) {
+      flush(f, false);
+    }
   }
 
   /**
@@ -84,7 +101,8 @@ final class Files {
     }
     long end = f.pendingEnd;
     long written = f.writtenNs;
-    if (end <= a.size() && written <= a.mtimeNs()) {
+    // with nothing buffered the committed times stand, an explicit utimens included
+    if (end < 0 || end <= a.size() && written <= a.mtimeNs()) {
       return a;
     }
     return new Attr(a.ino(), a.mode(), a.nlink(), a.uid(), a.gid(), a.rdev(),

@@ -1,5 +1,6 @@
 package io.etcfs.core.fs;
 
+import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.OpenFile;
@@ -19,13 +20,16 @@ final class Handle implements OpenFile {
   private final Files files;
   private final FileData data;
   private final int flags;
+  /** Who opened it: the writer whose writes take set-ID bits away. */
+  private final Caller opener;
   private boolean released;
 
-  Handle(Ctx ctx, Files files, FileData data, int flags) {
+  Handle(Ctx ctx, Files files, FileData data, int flags, Caller opener) {
     this.ctx = ctx;
     this.files = files;
     this.data = data;
     this.flags = flags;
+    this.opener = opener;
   }
 
   @Override
@@ -47,8 +51,10 @@ final class Handle implements OpenFile {
       throw new FsException(Errno.EBADF, "write to a read-only handle");
     }
     boolean append = (flags & O_APPEND) != 0;
-    return Calls.run(ctx, "write " + data.ino,
-        () -> files.data().write(data, src, offset, append));
+    return Calls.run(ctx, "write " + data.ino, () -> {
+      files.beforeWrite(data, opener);
+      return files.data().write(data, src, offset, append);
+    });
   }
 
   /** close() of a descriptor: commits, and declares the lock clean (see Flusher). */

@@ -43,8 +43,4 @@ final class Names {
           + victim.ino());
     }
   }
-
-  static boolean inGroup(Caller caller, int gid) {
-    return caller.gid() == gid || caller.groups().contains(gid);
-  }
 }

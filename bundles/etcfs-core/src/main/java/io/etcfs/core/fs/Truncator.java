@@ -50,6 +50,9 @@ final class Truncator {
     if (size < 0) {
       throw new FsException(Errno.EINVAL, "negative size");
     }
+    if (size > DataPath.MAX_FILE) {
+      throw new FsException(Errno.EFBIG, "truncate past the largest file size");
+    }
     while (true) {
       HeldLock lock = locks.hold(ino, LockMode.EXCLUSIVE);
       FileData f = open.get(ino);

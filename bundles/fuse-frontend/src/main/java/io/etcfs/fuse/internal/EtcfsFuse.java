@@ -84,11 +84,17 @@ final class EtcfsFuse extends FuseStubFS {
     return handles.openFiles();
   }
 
+  /** Files unlinked while open here that libfuse still serves by a hidden name. */
+  int hiddenFiles() {
+    return names.hiddenFiles();
+  }
+
+  /** The request's credentials; its supplementary groups are read only if a check needs them. */
   private Caller caller() {
     FuseContext context = getContext();
-    return new Caller(
-        (int) context.uid.longValue(), (int) context.gid.longValue(),
-        (int) context.pid.longValue(), List.of());
+    int pid = (int) context.pid.longValue();
+    return Caller.withGroupsFrom((int) context.uid.longValue(), (int) context.gid.longValue(),
+        pid, () -> ProcGroups.of(pid));
   }
 
   // ---- attributes and names

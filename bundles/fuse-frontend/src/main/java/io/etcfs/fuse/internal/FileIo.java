@@ -13,8 +13,8 @@ import ru.serce.jnrfuse.struct.FileStat;
 import ru.serce.jnrfuse.struct.FuseFileInfo;
 
 /**
- * The calls on open files. All of them work from the file handle alone (never the path), which
- * is what lets hard_remove + nullpath_ok serve a file unlinked while open.
+ * The calls on open files. All of them work from the file handle alone (never the path), so a
+ * file unlinked while open is served as before, whatever name libfuse keeps for it.
  */
 final class FileIo {
   private final Vfs vfs;

@@ -10,8 +10,9 @@ import java.util.List;
  * shared/NOTES-jnr-fuse.md): big_writes + max_write=131072 make each write callback 128 KiB
  * (libfuse 2's ceiling) instead of 4 KiB; default_permissions makes the kernel check permission
  * bits (libfuse 2 checks none); allow_other lets every user in; use_ino keeps inode numbers (hard
- * links); auto_unmount has fusermount remove the mount when the JVM dies; hard_remove really
- * removes an unlinked open file (served through its handle: nullpath_ok); atomic_o_trunc hands
+ * links); auto_unmount has fusermount remove the mount when the JVM dies; no hard_remove, so
+ * libfuse keeps a path for a file unlinked while open and its fstat works (see HiddenNames);
+ * atomic_o_trunc hands
  * O_TRUNC to open as the Vfs expects. The kernel's attribute and entry caches are off by default:
  * other nodes change inodes, and jnr-fuse cannot invalidate the kernel's copy.
  */
@@ -36,7 +37,6 @@ record MountOptions(
         "allow_other",
         "use_ino",
         "auto_unmount",
-        "hard_remove",
         "atomic_o_trunc",
         "attr_timeout=" + attrTimeoutSeconds,
         "entry_timeout=" + entryTimeoutSeconds,

@@ -23,6 +23,7 @@ final class Namespace {
   private static final long NO_ID = 0xFFFF_FFFFL;
 
   private final Vfs vfs;
+  private final HiddenNames hidden = new HiddenNames();
 
   Namespace(Vfs vfs) {
     this.vfs = vfs;
@@ -31,6 +32,12 @@ final class Namespace {
   Attr resolve(String path, Caller caller) throws FsException {
     if (path == null) {
       throw new FsException(Errno.ENOENT, "no path (the file was removed)");
+    }
+    if (!"/".equals(path) && HiddenNames.isHidden(Paths.name(path))) {
+      Long ino = hidden.get(parent(path, caller), Paths.name(path));
+      if (ino != null) {
+        return vfs.getattr(ino); // unlinked, still open here: nlink 0
+      }
     }
     return vfs.resolve(path, caller);
   }
@@ -48,7 +55,12 @@ final class Namespace {
   }
 
   void unlink(String path, Caller caller) throws FsException {
-    vfs.unlink(parent(path, caller), Paths.name(path), caller);
+    long dir = parent(path, caller);
+    String name = Paths.name(path);
+    if (HiddenNames.isHidden(name) && hidden.remove(dir, name)) {
+      return; // libfuse's unlink at the last close of a file unlinked before: done then
+    }
+    vfs.unlink(dir, name, caller);
   }
 
   void rmdir(String path, Caller caller) throws FsException {
@@ -60,8 +72,25 @@ final class Namespace {
   }
 
   void rename(String from, String to, Caller caller) throws FsException {
-    vfs.rename(
-        parent(from, caller), Paths.name(from), parent(to, caller), Paths.name(to), caller);
+    long fromDir = parent(from, caller);
+    long toDir = parent(to, caller);
+    if (HiddenNames.isHidden(Paths.name(to)) && fromDir == toDir) {
+      hide(fromDir, Paths.name(from), Paths.name(to), caller);
+      return;
+    }
+    vfs.rename(fromDir, Paths.name(from), toDir, Paths.name(to), caller);
+  }
+
+  /** libfuse hides a file unlinked (or replaced) while open: that is the real unlink. */
+  private void hide(long dir, String name, String hiddenName, Caller caller) throws FsException {
+    long ino = vfs.lookup(dir, name, caller).ino();
+    vfs.unlink(dir, name, caller);
+    hidden.put(dir, hiddenName, ino);
+  }
+
+  /** Files unlinked while open that libfuse still serves by a hidden name (for tests). */
+  int hiddenFiles() {
+    return hidden.size();
   }
 
   void link(String existing, String path, Caller caller) throws FsException {

@@ -36,8 +36,8 @@ final class RawFlags {
   }
 
   /**
-   * nullpath_ok: with hard_remove an unlinked-but-open file has no path, and libfuse then fails
-   * every call on it with ENOENT unless the filesystem says it works from the file handle alone.
+   * nullpath_ok: the calls on a file handle need no path, so libfuse must not fail them with
+   * ENOENT where it has lost a file's path.
    * utime_omit_ok: without it libfuse 2 drops a utimens that sets only one of the two times.
    */
   static void setOperationFlags(FuseOperations operations, int flags) {

@@ -219,14 +219,17 @@ class FuseOperationsTest {
       Files.delete(file);
       try (Stream<Path> list = Files.list(mnt.dir)) {
         assertTrue(list.noneMatch(p -> p.getFileName().toString().startsWith(".fuse_hidden")),
-            "hard_remove");
+            "libfuse's hidden name shows in the directory");
       }
-      ch.write(ByteBuffer.wrap("after!".getBytes(StandardCharsets.UTF_8)), 0);
-      ByteBuffer back = ByteBuffer.allocate(6);
+      assertEquals(6, ch.size(), "fstat of the unlinked file"); // size() is fstat(2)
+      ch.write(ByteBuffer.wrap("after!!".getBytes(StandardCharsets.UTF_8)), 0);
+      ByteBuffer back = ByteBuffer.allocate(7);
       ch.read(back, 0);
-      assertEquals("after!", new String(back.array(), StandardCharsets.UTF_8), "nullpath_ok");
+      assertEquals("after!!", new String(back.array(), StandardCharsets.UTF_8));
+      assertEquals(7, ch.size(), "fstat after a write to the unlinked file");
     }
     assertThrows(NoSuchFileException.class, () -> Files.size(file));
+    assertEquals(0, mnt.fuse.hiddenFiles(), "the hidden name forgotten at the last close");
   }
 
   @Test

@@ -12,22 +12,23 @@ import java.time.Duration;
 final class TestMount implements AutoCloseable {
   final Path dir;
   final MemoryVfs vfs;
+  final EtcfsFuse fuse;
   final FuseMount mount;
 
-  private TestMount(Path dir, MemoryVfs vfs, FuseMount mount) {
+  private TestMount(Path dir, MemoryVfs vfs, EtcfsFuse fuse) {
     this.dir = dir;
     this.vfs = vfs;
-    this.mount = mount;
+    this.fuse = fuse;
+    this.mount = FuseMount.mount(fuse, options(dir));
   }
 
   static TestMount start(MemoryVfs vfs, boolean directIo) throws IOException {
     Path dir = Files.createTempDirectory("etcfs-fuse-test");
-    return new TestMount(dir, vfs, mount(vfs, dir, directIo));
+    return new TestMount(dir, vfs, new EtcfsFuse(vfs, directIo, true));
   }
 
   static FuseMount mount(MemoryVfs vfs, Path dir, boolean directIo) {
-    EtcfsFuse fs = new EtcfsFuse(vfs, directIo, true);
-    return FuseMount.mount(fs, options(dir));
+    return FuseMount.mount(new EtcfsFuse(vfs, directIo, true), options(dir));
   }
 
   static MountOptions options(Path dir) {

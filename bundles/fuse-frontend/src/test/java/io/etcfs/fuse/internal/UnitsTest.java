@@ -101,7 +101,7 @@ class UnitsTest {
     assertEquals(List.of("-f", "-s", "-o"), args.subList(0, 3));
     assertEquals(List.of("fsname=etcfs:a\\,b\\\\c", "subtype=etcfs", "big_writes",
         "max_write=131072", "default_permissions", "allow_other", "use_ino", "auto_unmount",
-        "hard_remove", "atomic_o_trunc", "attr_timeout=0.0", "entry_timeout=1.5",
+        "atomic_o_trunc", "attr_timeout=0.0", "entry_timeout=1.5",
         "negative_timeout=1.5"), List.of(args.get(3).split("(?<!\\\\),")));
   }
 }
