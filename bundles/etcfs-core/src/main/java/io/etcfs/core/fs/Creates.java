@@ -57,10 +57,8 @@ final class Creates {
       if (tx.get(entry).isPresent()) {
         throw new FsException(Errno.EEXIST, "'" + name + "' exists in " + dir);
       }
-      // setgid directories hand their group down, and their setgid bit to subdirectories
-      boolean sgid = (parent.mode() & Attr.S_ISGID) != 0;
-      int gid = sgid ? parent.gid() : caller.gid();
-      int m = isDir && sgid ? mode | Attr.S_ISGID : mode;
+      int gid = (parent.mode() & Attr.S_ISGID) != 0 ? parent.gid() : caller.gid();
+      int m = SetIds.forNew(parent, mode, caller);
       long now = Ctx.now();
       long size = target == null ? 0 : target.getBytes(StandardCharsets.UTF_8).length;
       Inode child = new Inode(ino, m, caller.uid(), gid, isDir ? 2 : 1, size, rdev, 0,

@@ -48,6 +48,24 @@ final class SetIds {
   }
 
   /**
+   * The mode of a new inode in {@code parent}: a set-group-ID directory hands its group down,
+   * and its set-group-ID bit to subdirectories; a group-executable file created there keeps its
+   * set-group-ID bit only for a caller in that group (Linux's mode_strip_sgid).
+   */
+  static int forNew(Inode parent, int mode, Caller caller) {
+    boolean isDir = (mode & Attr.S_IFMT) == Attr.S_IFDIR;
+    if ((parent.mode() & Attr.S_ISGID) == 0) {
+      return mode;
+    }
+    if (isDir) {
+      return mode | Attr.S_ISGID;
+    }
+    boolean sgidExec = (mode & (Attr.S_ISGID | S_IXGRP)) == (Attr.S_ISGID | S_IXGRP);
+    return sgidExec && !caller.isRoot() && !caller.inGroup(parent.gid())
+        ? mode & ~Attr.S_ISGID : mode;
+  }
+
+  /**
    * Whether a chmod only takes set-ID bits away. The kernel asks for exactly that, in the
    * caller's name, when someone who does not own the file truncates it (FUSE leaves the clearing
    * to the filesystem); it grants nothing, so it needs no ownership.

@@ -126,6 +126,22 @@ class FileAttributeRulesTest {
   }
 
   @Test
+  void aSetGroupIdDirectoryHandsItsGroupDownButNotThePrivilegeToStrangers() throws Exception {
+    Attr shared = a.fs.mkdir(Vfs.ROOT, "shared", 0777, ROOT);
+    a.fs.setattr(shared.ino(), SetAttr.owner(0, 4321), ROOT);
+    a.fs.setattr(shared.ino(), SetAttr.mode(02777), ROOT);
+    Attr sub = a.fs.mkdir(shared.ino(), "sub", 0755, BOB);
+    assertEquals(02755, sub.mode() & 07777);
+    assertEquals(4321, sub.gid());
+    Attr stranger = a.fs.mknod(shared.ino(), "s", Attr.S_IFREG | 02755, 0, BOB);
+    assertEquals(0755, stranger.mode() & 07777);
+    Caller member = Caller.withGroupsFrom(1001, 1001, 5, () -> List.of(4321));
+    Attr mine = a.fs.mknod(shared.ino(), "m", Attr.S_IFREG | 02755, 0, member);
+    assertEquals(02755, mine.mode() & 07777);
+    assertEquals(4321, mine.gid());
+  }
+
+  @Test
   void anExplicitTimeWinsOverDataWrittenBeforeIt() throws Exception {
     OpenFile h = a.fs.create(Vfs.ROOT, "tar", 0644, WRONLY, ROOT);
     h.write(ByteBuffer.wrap(new byte[5000]), 0);
