@@ -134,6 +134,23 @@ class CoherenceIT {
   }
 
   @Test
+  void aTimeSetOnOneNodeWinsOverDataAnotherNodeCommitsLater() throws Exception {
+    Path name = Path.of("timed");
+    try (FileChannel a = FileChannel.open(n1.resolve(name), StandardOpenOption.CREATE,
+        StandardOpenOption.WRITE)) {
+      a.write(bytes("buffered on node1, committed at its close"), 0);
+      // node1 still has the data buffered: node2 sets the time by path (touch -d, cp -p)
+      Files.setLastModifiedTime(n2.resolve(name),
+          java.nio.file.attribute.FileTime.fromMillis(1_577_836_800_000L));
+    }
+    for (Path n : List.of(n1, n2, n3)) {
+      assertEquals(1_577_836_800_000L, Files.getLastModifiedTime(n.resolve(name)).toMillis(),
+          "mtime on " + n.getFileName());
+      assertEquals(41, Files.size(n.resolve(name)));
+    }
+  }
+
+  @Test
   void appendsFromTwoNodesAtOnceLoseNoRecord() throws Exception {
     Path name = Path.of("journal");
     Files.createFile(n1.resolve(name));
