@@ -91,8 +91,7 @@ final class ArenaClaimer implements ArenaTable.Claimer {
     for (Arena a : table.owned()) {
       table.locked(() -> {
         boolean idle = table.now() - a.lastActivity >= idleNanos;
-        if (a.owned() && idle && a.referenced() == 0 && a.reserved() == 0
-            && a.landing() == 0) {
+        if (idle && a.referenced() == 0 && a.landing() == 0 && table.spare(a)) {
           release(a);
         }
       });
@@ -118,15 +117,17 @@ final class ArenaClaimer implements ArenaTable.Claimer {
     }
   }
 
-  private void release(Arena a) {
+  private boolean release(Arena a) {
     try {
       boolean released = claims.release(a.index, a.claimRevision());
       table.disown(a);
       LOG.log(Level.INFO, released ? "released arena {0}"
           : "arena {0} was no longer this node's claim", a.index);
+      return true;
     } catch (MetaStoreException e) {
       LOG.log(Level.WARNING, "could not release arena {0} (kept it): {1}", a.index,
           e.getMessage());
+      return false;
     }
   }
 }
