@@ -70,6 +70,10 @@ public final class ArenaAllocator implements Allocator {
 
     @AttributeDefinition(description = "How often to look for idle arenas (0: never).")
     int idleCheckSeconds() default 30;
+
+    @AttributeDefinition(description = "How long a node out of space waits for other nodes to"
+        + " release arenas they can spare before it answers ENOSPC.")
+    int askWaitMillis() default 2000;
   }
 
   private final MetaStore store;
@@ -80,6 +84,7 @@ public final class ArenaAllocator implements Allocator {
   private final ArenaTable table;
   private final BlocksMirror mirror;
   private final ArenaClaimer claimer;
+  private final SpaceRequests requests;
   private final CommitPlanner planner;
   private final ScheduledExecutorService background;
   private volatile boolean stopped;
@@ -110,11 +115,16 @@ public final class ArenaAllocator implements Allocator {
     });
     this.mirror = new BlocksMirror(store, keys, table, background);
     this.planner = new CommitPlanner(table, mirror, keys);
-    this.claimer = new ArenaClaimer(table, new Claims(store, keys, membership), mirror, nodeName);
+    Claims claims = new Claims(store, keys, membership);
+    this.claimer = new ArenaClaimer(table, claims, mirror, nodeName);
+    this.requests = new SpaceRequests(store, keys, claims, table, claimer, background, nodeName,
+        Math.max(0, config.askWaitMillis()));
     try {
       mirror.start();
       claimer.adopt();
+      requests.start();
     } catch (RuntimeException e) {
+      requests.close();
       mirror.close();
       background.shutdownNow();
       throw e;
@@ -141,6 +151,7 @@ public final class ArenaAllocator implements Allocator {
   void deactivate() {
     stopped = true;
     background.shutdownNow();
+    requests.close();
     mirror.close();
     if (membership.isFenced()) {
       LOG.log(System.Logger.Level.INFO, "fenced: arenas left to recovery");
@@ -169,7 +180,7 @@ public final class ArenaAllocator implements Allocator {
       throw new IllegalArgumentException("cannot allocate " + blocks + " blocks");
     }
     checkRunning();
-    return table.allocate(blocks, goal, reserved, claimer);
+    return requests.withSpace(blocks, () -> table.allocate(blocks, goal, reserved, claimer));
   }
 
   @Override
@@ -179,7 +190,10 @@ public final class ArenaAllocator implements Allocator {
     }
     checkRunning();
     if (blocks > 0) {
-      table.reserve(blocks, claimer);
+      requests.withSpace(blocks, () -> {
+        table.reserve(blocks, claimer);
+        return null;
+      });
     }
   }
 

@@ -179,6 +179,22 @@ final class ArenaTable {
     return a.owned() && a.reserved() == 0 && ownedFree() - a.free() >= promised;
   }
 
+  /**
+   * Blocks the mirror shows neither referenced nor landing in arenas this node does not own:
+   * what asking other nodes could bring (their reservations are not known here).
+   */
+  long freeElsewhere() {
+    return locked(() -> {
+      long free = 0;
+      for (Arena a : arenas) {
+        if (!a.owned()) {
+          free += Math.max(0, a.end - a.start - a.referenced() - a.landing() - a.reserved());
+        }
+      }
+      return free;
+    });
+  }
+
   private long fromGoal(long blocks, long goal, List<Extent> got) {
     int index = goal < 0 ? -1 : geometry.arenaOf(goal);
     Arena a = index >= 0 && arenas[index].owned() ? arenas[index] : current;

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Two nodes sharing one store run random allocate / commit / release / abandon / idle-release /
- * reserve / spend sequences, committing the way the core does. The model is the set of blocks each inode references, the
+ * reserve / spend sequences, committing the way the core does; a node out of space asks the
+ * other for arenas it can spare. The model is the set of blocks each inode references, the
  * extents each node holds reserved and the blocks each node was promised: an allocation that
  * spends a promise never fails. (jqwik does not honour JUnit's
  * {@code @Timeout}; every wait here is bounded by {@link TestFs#await}, and surefire's fork
@@ -47,6 +48,7 @@ class AllocatorPropertiesTest {
   void noBlockIsHandedOutTwiceAndEveryViewAgrees(@ForAll("actions") List<Action> actions)
       throws Exception {
     try (TestFs fs = new TestFs(3, 16)) {
+      fs.askWaitMillis = 20;
       Model model = new Model(List.of(fs.node("a"), fs.node("b")));
       for (Action action : actions) {
         model.step(action);
