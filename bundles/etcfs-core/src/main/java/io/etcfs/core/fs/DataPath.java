@@ -148,8 +148,16 @@ final class DataPath {
     if (!f.dirty.isEmpty() && (budget.wouldExceed(fresh * ctx.blockSize)
         || budget.fileOver((f.dirty.size() + fresh) * ctx.blockSize))) {
       flusher.flush(f);
+      fresh = newBlocks(f, at, n);
     }
-    copyIn(f, src, at, n);
+    // Space first: a write that returned must never be dropped at the flush for lack of it.
+    flusher.reservations.reserve(f, fresh);
+    try {
+      copyIn(f, src, at, n);
+    } catch (FsException | RuntimeException e) {
+      flusher.reservations.settle(f);
+      throw e;
+    }
     f.pendingEnd = Math.max(f.pendingEnd, at + n);
     f.writtenNs = Ctx.now();
     return n;

@@ -17,6 +17,8 @@ final class FileData {
   volatile long pendingEnd = -1;
   /** When the last buffered write was taken (ns since the epoch), for stat before a flush. */
   volatile long writtenNs;
+  /** Device blocks the allocator promised this buffer ({@link Reservations}); under the lock. */
+  long reservedBlocks;
   /** Open handles on this node (guarded by {@link OpenFiles}). */
   int opens;
 

@@ -151,8 +151,7 @@ final class Files {
     try {
       if (!f.dirty.isEmpty()) {
         LOG.warning("inode " + f.ino + ": " + f.dirty.size() + " uncommitted blocks dropped at close");
-        budget.give((long) f.dirty.size() * ctx.blockSize);
-        f.dirty.clear();
+        flusher.drop(f);
       }
     } finally {
       f.lock.unlock();

@@ -42,12 +42,15 @@ final class Flusher {
   private final Extents extents;
   private final MemoryBudget budget;
   private final InodeLocks locks;
+  /** The space promised to buffered blocks: spent here, given back wherever blocks are dropped. */
+  final Reservations reservations;
 
   Flusher(Ctx ctx, Extents extents, MemoryBudget budget, InodeLocks locks) {
     this.ctx = ctx;
     this.extents = extents;
     this.budget = budget;
     this.locks = locks;
+    this.reservations = new Reservations(ctx);
   }
 
   /** Commits everything buffered for {@code f}; the caller holds its lock. */
@@ -62,6 +65,7 @@ final class Flusher {
    * alone is not worth a close's time.
    */
   void flush(FileData f, boolean declareClean) throws FsException {
+    reservations.settle(f); // a truncate may have dropped buffered blocks
     if (f.dirty.isEmpty()) {
       return;
     }
@@ -69,9 +73,7 @@ final class Flusher {
       locks.guards(f.ino);
     } catch (FsException e) {
       // Invariant 4: without its exclusive lock this node writes nothing more for the file.
-      budget.give((long) f.dirty.size() * ctx.blockSize);
-      f.dirty.clear();
-      f.pendingEnd = -1;
+      drop(f);
       throw e;
     }
     Extents.Snapshot s = extents.snapshot(f.ino);
@@ -79,25 +81,37 @@ final class Flusher {
     List<Piece> pieces = new ArrayList<>();
     List<Written> written = new ArrayList<>();
     List<FileExtent> map = s.chunks().extents();
+    long spent = 0;
     try {
       for (List<Long> run : runs(f, map)) {
         int from = pieces.size();
-        allocateAndWrite(f, a, run, goal(map, pieces, run.get(0)), pieces);
+        spent += allocateAndWrite(f, a, run, goal(map, pieces, run.get(0)), pieces);
         written.add(new Written(List.copyOf(pieces.subList(from, pieces.size())),
             overlapped(map, run)));
       }
       ctx.device.flush();
     } catch (NoSpaceException e) {
-      abandon(a, pieces);
+      abandon(f, a, pieces, spent);
       throw new FsException(Errno.ENOSPC, "no space for inode " + f.ino + ": " + e.getMessage());
     } catch (IOException e) {
-      abandon(a, pieces);
+      abandon(f, a, pieces, spent);
       throw new FsException(Errno.EIO, "device write for inode " + f.ino + ": " + e, e);
     } catch (RuntimeException e) {
-      abandon(a, pieces);
+      abandon(f, a, pieces, spent);
       throw e;
     }
-    commitAll(f, a, pieces, batches(written), declareClean);
+    commitAll(f, a, pieces, batches(written), declareClean, spent);
+  }
+
+  /**
+   * Drops everything {@code f} buffered, and the space promised to it: the lock is lost, or the
+   * last close could not commit it. The caller holds the file's lock.
+   */
+  void drop(FileData f) {
+    budget.give((long) f.dirty.size() * ctx.blockSize);
+    f.dirty.clear();
+    f.pendingEnd = -1;
+    reservations.settle(f);
   }
 
   /** Groups runs into transactions of bounded size; a long run is split alone. */
@@ -142,7 +156,7 @@ final class Flusher {
   }
 
   private void commitAll(FileData f, Allocator a, List<Piece> pieces, List<Integer> ends,
-      boolean declareClean) throws FsException {
+      boolean declareClean, long spent) throws FsException {
     int i = 0;
     for (int end : ends) {
       if (end == i) {
@@ -153,10 +167,11 @@ final class Flusher {
         // Every dirty block is in some run, so after the last batch nothing is buffered.
         commit(f, a, batch, declareClean && end == pieces.size());
       } catch (OutcomeUnknownException e) {
-        abandon(a, pieces.subList(end, pieces.size())); // this batch may be committed: keep it
+        // This batch may be committed: its blocks stay allocated, so their promise is spent.
+        abandon(f, a, pieces.subList(end, pieces.size()), spent);
         throw e;
       } catch (FsException | RuntimeException e) {
-        abandon(a, pieces.subList(i, pieces.size()));
+        abandon(f, a, pieces.subList(i, pieces.size()), spent);
         throw e;
       }
       for (Piece p : batch) {
@@ -236,11 +251,20 @@ final class Flusher {
     return e.deviceBlock() + Math.min(e.length(), block - e.fileBlock());
   }
 
-  private void allocateAndWrite(FileData f, Allocator a, List<Long> run, long goal,
+  /** Returns how much of the file's promise the allocation spent. */
+  private long allocateAndWrite(FileData f, Allocator a, List<Long> run, long goal,
       List<Piece> pieces) throws NoSpaceException, IOException {
-    List<Extent> got = a.allocate(run.size(), goal);
+    long spent = reservations.spend(f, run.size());
+    List<Extent> got;
+    try {
+      got = a.allocate(run.size(), goal, spent);
+    } catch (NoSpaceException | RuntimeException e) {
+      f.reservedBlocks += spent; // all or nothing: the allocator still promises it
+      throw e;
+    }
     if (got.stream().mapToLong(Extent::length).sum() != run.size()) {
-      a.abandon(got);
+      a.abandon(got, spent);
+      f.reservedBlocks += spent;
       throw new IOException("allocator returned " + got + " for " + run.size() + " blocks");
     }
     long fileBlock = run.get(0);
@@ -253,11 +277,15 @@ final class Flusher {
       ctx.device.write(buf.flip(), dev.start() * ctx.blockSize);
       fileBlock += dev.length();
     }
+    return spent;
   }
 
-  private static void abandon(Allocator a, List<Piece> pieces) {
+  /** Blocks that will not be committed; the buffer keeps what it still holds promised. */
+  private void abandon(FileData f, Allocator a, List<Piece> pieces, long spent) {
     if (!pieces.isEmpty()) {
-      a.abandon(pieces.stream().map(Piece::dev).toList());
+      long blocks = pieces.stream().mapToLong(p -> p.dev().length()).sum();
+      a.abandon(pieces.stream().map(Piece::dev).toList(),
+          reservations.refund(f, blocks, spent));
     }
   }
 }

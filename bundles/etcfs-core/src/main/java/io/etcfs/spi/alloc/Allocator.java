@@ -23,6 +23,13 @@ import org.osgi.annotation.versioning.ProviderType;
  * Blocks an inode stops referencing (overwrite, truncate, unlink) go through the same commit as
  * {@code released} and are free for reuse only after it succeeded — never before, or a failed
  * commit would leave committed metadata pointing at reused blocks.
+ *
+ * <p>Reservations (since 1.2): a node accepts a write into its buffer only after {@link #reserve}
+ * promised it the blocks the later flush will need, so the write itself answers ENOSPC and a
+ * write that returned is never dropped for lack of space. A promise is a count, not blocks: it
+ * is spent by {@link #allocate(long, long, long)}, given back by {@link #unreserve}, and dies
+ * with the node (or with the allocator instance, if the backend is swapped: the new one treats
+ * what it never promised as unreserved). {@link #freeBlocks} never counts promised blocks.
  */
 @ProviderType
 public interface Allocator {
@@ -37,7 +44,30 @@ public interface Allocator {
    *
    * @throws NoSpaceException when the device has no free block left for this node
    */
-  List<Extent> allocate(long blocks, long goal) throws NoSpaceException;
+  default List<Extent> allocate(long blocks, long goal) throws NoSpaceException {
+    return allocate(blocks, goal, 0);
+  }
+
+  /**
+   * As {@link #allocate(long, long)}, spending up to {@code reserved} blocks of this node's
+   * promise first: those never fail for lack of space. All or nothing: on failure nothing is
+   * allocated and the promise is as it was.
+   *
+   * @throws NoSpaceException when the unpromised part cannot be had
+   */
+  List<Extent> allocate(long blocks, long goal, long reserved) throws NoSpaceException;
+
+  /**
+   * Promises {@code blocks} more blocks to later allocations of this node, taking them out of
+   * the space every other allocation (on any node) can get, before the caller accepts data that
+   * will need them.
+   *
+   * @throws NoSpaceException when the device cannot promise them (nothing is promised then)
+   */
+  void reserve(long blocks) throws NoSpaceException;
+
+  /** Gives back {@code blocks} of the promise (buffered data dropped, or committed otherwise). */
+  void unreserve(long blocks);
 
   /**
    * The metadata operations that record, in the same transaction as the inode's extent map,
@@ -58,9 +88,21 @@ public interface Allocator {
   }
 
   /** Reserved blocks that will never be committed (a failed write, a retried transaction). */
-  void abandon(List<Extent> extents);
+  default void abandon(List<Extent> extents) {
+    abandon(extents, 0);
+  }
 
-  /** Free blocks on the whole device, for {@code statfs}. */
+  /**
+   * As {@link #abandon(List)}, and {@code keepReserved} of those blocks (at most their number)
+   * go back into this node's promise: a failed flush keeps its buffer, so it keeps its claim on
+   * space too.
+   */
+  void abandon(List<Extent> extents, long keepReserved);
+
+  /**
+   * Free blocks on the whole device, for {@code statfs}: neither referenced, nor allocated or
+   * promised on this node (other nodes' promises may not be known here).
+   */
   long freeBlocks();
 
   /** All data blocks on the device. */

@@ -20,6 +20,8 @@ final class BitmapAllocator implements Allocator {
   private final long end;
   private final BitSet used = new BitSet();
   final List<Extent> abandoned = new ArrayList<>();
+  /** Blocks promised to buffered writes: never handed out to anything else. */
+  private long promised;
 
   BitmapAllocator(String fsName, long firstBlock, long endBlock) {
     this.prefix = "/etcfs/" + fsName + "/blocks/";
@@ -33,10 +35,13 @@ final class BitmapAllocator implements Allocator {
   }
 
   @Override
-  public synchronized List<Extent> allocate(long blocks, long goal) throws NoSpaceException {
-    if (freeBlocks() < blocks) {
+  public synchronized List<Extent> allocate(long blocks, long goal, long reserved)
+      throws NoSpaceException {
+    long spent = Math.min(reserved, promised);
+    if (freeBlocks() + spent < blocks) {
       throw new NoSpaceException("test device full");
     }
+    promised -= spent;
     List<Extent> out = new ArrayList<>();
     long at = goal >= first && goal < end && !used.get((int) goal) ? goal : first;
     long left = blocks;
@@ -81,14 +86,32 @@ final class BitmapAllocator implements Allocator {
   }
 
   @Override
-  public synchronized void abandon(List<Extent> extents) {
+  public synchronized void reserve(long blocks) throws NoSpaceException {
+    if (freeBlocks() < blocks) {
+      throw new NoSpaceException("test device full");
+    }
+    promised += blocks;
+  }
+
+  @Override
+  public synchronized void unreserve(long blocks) {
+    promised = Math.max(0, promised - blocks);
+  }
+
+  synchronized long promised() {
+    return promised;
+  }
+
+  @Override
+  public synchronized void abandon(List<Extent> extents, long keepReserved) {
     abandoned.addAll(extents);
     extents.forEach(e -> used.clear((int) e.start(), (int) e.end()));
+    promised += Math.min(keepReserved, extents.stream().mapToLong(Extent::length).sum());
   }
 
   @Override
   public synchronized long freeBlocks() {
-    return (end - first) - used.get((int) first, (int) end).cardinality();
+    return (end - first) - used.get((int) first, (int) end).cardinality() - promised;
   }
 
   @Override
@@ -97,6 +120,6 @@ final class BitmapAllocator implements Allocator {
   }
 
   synchronized long usedBlocks() {
-    return totalBlocks() - freeBlocks();
+    return totalBlocks() - freeBlocks() - promised;
   }
 }

@@ -70,6 +70,10 @@ public final class ArenaAllocator implements Allocator {
 
     @AttributeDefinition(description = "How often to look for idle arenas (0: never).")
     int idleCheckSeconds() default 30;
+
+    @AttributeDefinition(description = "How long a node out of space waits for other nodes to"
+        + " release arenas they can spare before it answers ENOSPC.")
+    int askWaitMillis() default 2000;
   }
 
   private final MetaStore store;
@@ -80,6 +84,8 @@ public final class ArenaAllocator implements Allocator {
   private final ArenaTable table;
   private final BlocksMirror mirror;
   private final ArenaClaimer claimer;
+  private final SpaceRequests requests;
+  private final CommitPlanner planner;
   private final ScheduledExecutorService background;
   private volatile boolean stopped;
 
@@ -108,11 +114,17 @@ public final class ArenaAllocator implements Allocator {
       return t;
     });
     this.mirror = new BlocksMirror(store, keys, table, background);
-    this.claimer = new ArenaClaimer(table, new Claims(store, keys, membership), mirror, nodeName);
+    this.planner = new CommitPlanner(table, mirror, keys);
+    Claims claims = new Claims(store, keys, membership);
+    this.claimer = new ArenaClaimer(table, claims, mirror, nodeName);
+    this.requests = new SpaceRequests(store, keys, claims, table, claimer, background, nodeName,
+        Math.max(0, config.askWaitMillis()));
     try {
       mirror.start();
       claimer.adopt();
+      requests.start();
     } catch (RuntimeException e) {
+      requests.close();
       mirror.close();
       background.shutdownNow();
       throw e;
@@ -139,6 +151,7 @@ public final class ArenaAllocator implements Allocator {
   void deactivate() {
     stopped = true;
     background.shutdownNow();
+    requests.close();
     mirror.close();
     if (membership.isFenced()) {
       LOG.log(System.Logger.Level.INFO, "fenced: arenas left to recovery");
@@ -162,104 +175,48 @@ public final class ArenaAllocator implements Allocator {
   }
 
   @Override
-  public List<Extent> allocate(long blocks, long goal) throws NoSpaceException {
+  public List<Extent> allocate(long blocks, long goal, long reserved) throws NoSpaceException {
     if (blocks < 1) {
       throw new IllegalArgumentException("cannot allocate " + blocks + " blocks");
     }
+    checkRunning();
+    return requests.withSpace(blocks, () -> table.allocate(blocks, goal, reserved, claimer));
+  }
+
+  @Override
+  public void reserve(long blocks) throws NoSpaceException {
+    if (blocks < 0) {
+      throw new IllegalArgumentException("cannot reserve " + blocks + " blocks");
+    }
+    checkRunning();
+    if (blocks > 0) {
+      requests.withSpace(blocks, () -> {
+        table.reserve(blocks, claimer);
+        return null;
+      });
+    }
+  }
+
+  @Override
+  public void unreserve(long blocks) {
+    table.unreserve(blocks);
+  }
+
+  private void checkRunning() {
     if (stopped || membership.isFenced()) {
       throw new IllegalStateException("the arena allocator of " + nodeName + " is "
           + (stopped ? "stopped" : "fenced") + ": no allocation");
     }
-    return table.allocate(blocks, goal, claimer);
   }
 
-  /**
-   * Referenced pieces must be this node's reservations. Released ranges are planned against a
-   * read of the store, never against the watch-fed mirror, even in this node's own arenas: the
-   * node that held the inode's lock before may have split the same extents a moment ago, and
-   * the mirror may not have seen it yet. Keys of one inode change only under its lock, so the
-   * read stays true until this commit.
-   */
   @Override
   public List<Op> commitOps(long ino, List<Extent> referenced, List<Extent> released) {
-    List<Op> ops = new ArrayList<>();
-    Map<Integer, RunSet> byArena = runsByArena(released);
-    List<Piece> pieces = pieces(referenced);
-    table.locked(() -> {
-      for (Piece p : pieces) {
-        RunSet gone = byArena.get(p.arena());
-        if (gone != null && !gone.intersect(p.start(), p.end()).isEmpty()) {
-          throw new IllegalArgumentException("blocks " + p.start() + "+" + p.length()
-              + " are both referenced and released in one commit");
-        }
-        table.checkReserved(p, ino);
-      }
-    });
-    ops.addAll(referenceOps(ino, coalesce(pieces), byArena));
-    byArena.forEach((index, runs) -> addOps(ops, index,
-        ReleasePlan.plan(mirror.readCovering(index, runs.runs().get(0)[0], lastEnd(runs)), runs,
-            ino)));
-    return ops;
-  }
-
-  /**
-   * The puts recording {@code merged}: where the inode's recorded extent ends exactly where a
-   * piece starts, that key grows instead of a new one being added, so a file written sequentially
-   * in many commits keeps one reverse-map key per contiguous run — and releasing it later costs a
-   * few operations, not one per commit (etcd allows 128 per transaction). The candidates come
-   * from the mirror but their values from the store, all of one arena in one read where they lie
-   * close together: keys of one inode change only in commits that also rewrite (and compare) that
-   * inode, so the values read stay true until this commit.
-   */
-  private List<Op> referenceOps(long ino, List<Piece> merged, Map<Integer, RunSet> released) {
-    Map<Piece, Long> proposed = new HashMap<>();
-    Map<Integer, SortedSet<Long>> byArena = new TreeMap<>();
-    table.locked(() -> {
-      for (Piece p : merged) {
-        Map.Entry<Long, Ref> before = table.arena(p.arena()).refs().floorEntry(p.start() - 1);
-        RunSet gone = released.get(p.arena());
-        if (before != null && before.getValue().ino() == ino
-            && before.getKey() + before.getValue().length() == p.start()
-            && (gone == null || gone.intersect(before.getKey(), p.start()).isEmpty())) {
-          proposed.put(p, before.getKey());
-          byArena.computeIfAbsent(p.arena(), a -> new TreeSet<>()).add(before.getKey());
-        }
-      }
-    });
-    Map<Integer, Map<Long, Ref>> stored = new HashMap<>();
-    byArena.forEach((arena, starts) -> stored.put(arena, mirror.readKeys(arena, starts)));
-    List<Op> ops = new ArrayList<>();
-    for (Piece p : merged) {
-      Long k = proposed.get(p);
-      Ref ref = k == null ? null : stored.get(p.arena()).get(k);
-      if (ref != null && ref.ino() == ino && k + ref.length() == p.start()) {
-        ops.add(put(p.arena(), k, new Ref(ino, ref.length() + p.length())));
-      } else {
-        ops.add(put(p.arena(), p.start(), new Ref(ino, p.length())));
-      }
-    }
-    return ops;
-  }
-
-  /** Adjacent pieces of one arena become one. */
-  private static List<Piece> coalesce(List<Piece> pieces) {
-    List<Piece> sorted = new ArrayList<>(pieces);
-    sorted.sort(java.util.Comparator.comparingLong(Piece::start));
-    List<Piece> out = new ArrayList<>();
-    for (Piece p : sorted) {
-      Piece last = out.isEmpty() ? null : out.get(out.size() - 1);
-      if (last != null && last.arena() == p.arena() && last.end() == p.start()) {
-        out.set(out.size() - 1, new Piece(p.arena(), last.start(), p.end()));
-      } else {
-        out.add(p);
-      }
-    }
-    return out;
+    return planner.commitOps(ino, referenced, released);
   }
 
   @Override
   public void committed(List<Extent> referenced, List<Extent> released) {
-    table.committed(pieces(referenced), runsByArena(released), mirror::read);
+    planner.committed(planner.pieces(referenced), planner.runsByArena(released), mirror::read);
   }
 
   /**
@@ -270,15 +227,15 @@ public final class ArenaAllocator implements Allocator {
    */
   @Override
   public void committed(List<Extent> referenced, List<Extent> released, long revision) {
-    Map<Integer, RunSet> runs = runsByArena(released);
+    Map<Integer, RunSet> runs = planner.runsByArena(released);
     boolean applied = (runs.isEmpty() && referenced.isEmpty())
         || mirror.awaitRevision(revision, WATCH_WAIT_MS);
-    table.committed(pieces(referenced), runs, applied ? null : mirror::read);
+    planner.committed(planner.pieces(referenced), runs, applied ? null : mirror::read);
   }
 
   @Override
-  public void abandon(List<Extent> extents) {
-    table.abandon(pieces(extents));
+  public void abandon(List<Extent> extents, long keepReserved) {
+    table.abandon(planner.pieces(extents), keepReserved);
   }
 
   @Override
@@ -315,36 +272,6 @@ public final class ArenaAllocator implements Allocator {
         "filesystem " + fsName + " is not formatted (no record in " + store.describe() + ")"))
         .value();
     return Geometry.decode(record);
-  }
-
-  private List<Piece> pieces(List<Extent> extents) {
-    List<Piece> out = new ArrayList<>();
-    extents.forEach(e -> out.addAll(table.geometry.split(e)));
-    return out;
-  }
-
-  private Map<Integer, RunSet> runsByArena(List<Extent> extents) {
-    Map<Integer, RunSet> out = new TreeMap<>();
-    for (Piece p : pieces(extents)) {
-      out.computeIfAbsent(p.arena(), a -> new RunSet()).add(p.start(), p.end());
-    }
-    return out;
-  }
-
-  private static long lastEnd(RunSet runs) {
-    List<long[]> all = runs.runs();
-    return all.get(all.size() - 1)[1];
-  }
-
-  private void addOps(List<Op> ops, int arena, List<RefChange> changes) {
-    for (RefChange c : changes) {
-      ops.add(c.ref() == null ? Op.delete(keys.block(arena, c.start()))
-          : put(arena, c.start(), c.ref()));
-    }
-  }
-
-  private Op put(int arena, long start, Ref ref) {
-    return Op.put(keys.block(arena, start), ref.encode().getBytes(StandardCharsets.UTF_8));
   }
 
   private static String required(String name, String value) {

@@ -52,6 +52,12 @@ final class ArenaClaimer implements ArenaTable.Claimer {
     return null;
   }
 
+  /** True if an unclaimed arena seems to have free blocks (one read of the claims). */
+  boolean claimable() {
+    Map<Integer, KeyValue> claimed = claims.read();
+    return table.locked(() -> !candidates(claimed).isEmpty());
+  }
+
   /**
    * Unclaimed arenas that seem to have free blocks, the emptiest first; among equals each node
    * starts at its own offset, so that nodes claiming at once mostly try different arenas.
@@ -91,12 +97,33 @@ final class ArenaClaimer implements ArenaTable.Claimer {
     for (Arena a : table.owned()) {
       table.locked(() -> {
         boolean idle = table.now() - a.lastActivity >= idleNanos;
-        if (a.owned() && idle && a.referenced() == 0 && a.reserved() == 0
-            && a.landing() == 0) {
+        if (idle && a.referenced() == 0 && a.landing() == 0 && table.spare(a)) {
           release(a);
         }
       });
     }
+  }
+
+  /**
+   * Another node ran out of space: lets go of every arena with free blocks that this node can
+   * spare ({@link ArenaTable#spare}), data or not. What it committed there stays in the reverse
+   * map, so the claimer rebuilds the arena with exactly the blocks nobody references; nothing
+   * reserved is in flight there (spare), so no write of this node can land in a block the
+   * claimer hands out. A full arena is kept: it has nothing to give.
+   *
+   * @return the arenas released
+   */
+  int releaseSpare() {
+    int released = 0;
+    for (Arena a : table.owned()) {
+      released += table.locked(() -> {
+        if (a.free() > 0 && table.spare(a) && release(a)) {
+          return 1;
+        }
+        return 0;
+      });
+    }
+    return released;
   }
 
   /**
@@ -118,15 +145,17 @@ final class ArenaClaimer implements ArenaTable.Claimer {
     }
   }
 
-  private void release(Arena a) {
+  private boolean release(Arena a) {
     try {
       boolean released = claims.release(a.index, a.claimRevision());
       table.disown(a);
       LOG.log(Level.INFO, released ? "released arena {0}"
           : "arena {0} was no longer this node's claim", a.index);
+      return true;
     } catch (MetaStoreException e) {
       LOG.log(Level.WARNING, "could not release arena {0} (kept it): {1}", a.index,
           e.getMessage());
+      return false;
     }
   }
 }

@@ -4,8 +4,9 @@ import io.etcfs.spi.meta.Keys;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The keys alloc-arena owns under {@code /etcfs/<fs>/}: {@code arenas/<arena, 8 hex>} (claims)
- * and {@code blocks/<arena, 8 hex>/<start block, 16 hex>} (the reverse map). Fixed-width hex
+ * The keys alloc-arena owns under {@code /etcfs/<fs>/}: {@code arenas/<arena, 8 hex>} (claims),
+ * {@code blocks/<arena, 8 hex>/<start block, 16 hex>} (the reverse map) and {@code
+ * wants/<node>} (a node out of space asking the others for arenas). Fixed-width hex
  * keeps etcd's byte order equal to numeric order, so a range read of one arena's blocks up to a
  * block number is one contiguous key range.
  */
@@ -41,6 +42,21 @@ final class ArenaKeys {
 
   byte[] block(int arena, long start) {
     return Keys.of(prefix + "blocks/" + String.format("%08x/%016x", arena, start));
+  }
+
+  byte[] wantsPrefix() {
+    return Keys.of(prefix + "wants/");
+  }
+
+  byte[] want(String node) {
+    return Keys.of(prefix + "wants/" + node);
+  }
+
+  /** The node asking in a want key, or null for anything else. */
+  String wantNode(byte[] key) {
+    String k = new String(key, StandardCharsets.UTF_8);
+    String p = prefix + "wants/";
+    return k.startsWith(p) && k.length() > p.length() ? k.substring(p.length()) : null;
   }
 
   /** The arena of a claim key, or -1. */

@@ -1,12 +1,8 @@
 package io.etcfs.alloc.arena.internal;
 
-import io.etcfs.alloc.arena.internal.BlocksMirror.Snapshot;
 import io.etcfs.alloc.arena.internal.Geometry.Piece;
 import io.etcfs.spi.alloc.Extent;
 import io.etcfs.spi.alloc.NoSpaceException;
-import io.etcfs.spi.meta.MetaStoreException;
-import java.lang.System.Logger;
-import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
@@ -14,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.IntFunction;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -34,7 +29,6 @@ final class ArenaTable {
   /** One reverse-map change seen by the watch. */
   record Event(int arena, RefChange change, long revision) {}
 
-  private static final Logger LOG = System.getLogger(ArenaTable.class.getName());
 
   final ReentrantLock lock = new ReentrantLock();
   final Geometry geometry;
@@ -42,6 +36,8 @@ final class ArenaTable {
   private final Set<Arena> owned = new LinkedHashSet<>();
   private final LongSupplier clock;
   private Arena current;
+  /** Blocks promised to buffered writes: the owned arenas' free blocks always cover them. */
+  private long promised;
 
   ArenaTable(Geometry geometry, LongSupplier clock) {
     this.geometry = geometry;
@@ -102,29 +98,101 @@ final class ArenaTable {
     });
   }
 
-  /** All or nothing: on failure every block reserved so far goes back. */
-  List<Extent> allocate(long blocks, long goal, Claimer claimer) throws NoSpaceException {
+  /**
+   * All or nothing: on failure every block reserved so far goes back, and the promise spent
+   * ({@code covered}, at most what is promised) is promised again.
+   */
+  List<Extent> allocate(long blocks, long goal, long covered, Claimer claimer)
+      throws NoSpaceException {
     lock.lock();
     List<Extent> got = new ArrayList<>();
+    long spent = Math.min(Math.max(0, covered), promised);
+    promised -= spent;
     try {
+      ensure(blocks, claimer);
       long need = fromGoal(blocks, goal, got);
       for (Arena a : byMostFree()) {
         need -= take(a, need, -1, got);
       }
-      while (need > 0) {
-        Arena a = claimer.claim();
-        if (a == null) {
-          throw noSpace(blocks);
-        }
-        need -= take(a, need, -1, got);
+      if (need > 0) {
+        throw new IllegalStateException("owned arenas lost " + need + " free blocks");
       }
       return merge(got);
     } catch (NoSpaceException | RuntimeException e) {
+      promised += spent;
       got.forEach(x -> arenas[geometry.arenaOf(x.start())].abandon(x.start(), x.end(), now()));
       throw e;
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Promises {@code blocks} more to this node's later allocations (see {@link #ensure}). */
+  void reserve(long blocks, Claimer claimer) throws NoSpaceException {
+    lock.lock();
+    try {
+      ensure(blocks, claimer);
+      promised += blocks;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void unreserve(long blocks) {
+    locked(() -> {
+      promised = Math.max(0, promised - blocks);
+    });
+  }
+
+  long promised() {
+    return locked(() -> promised);
+  }
+
+  /**
+   * Claims arenas until the free blocks of the owned ones cover every promise plus {@code
+   * blocks}: a promise is only as good as free blocks this node alone may take, so nothing but
+   * the promised allocations may take them, and an arena is let go only if the rest still
+   * cover the promises ({@link #spare}).
+   */
+  private void ensure(long blocks, Claimer claimer) throws NoSpaceException {
+    while (ownedFree() - promised < blocks) {
+      if (claimer.claim() == null) {
+        throw noSpace(blocks);
+      }
+    }
+  }
+
+  private long ownedFree() {
+    long free = 0;
+    for (Arena a : owned) {
+      free += a.free();
+    }
+    return free;
+  }
+
+  /**
+   * True if this node may let {@code a} go now: nothing allocated in it is in flight (a write
+   * to a reserved block may still reach the device), and the other owned arenas still cover
+   * every promise. Under the lock.
+   */
+  boolean spare(Arena a) {
+    return a.owned() && a.reserved() == 0 && ownedFree() - a.free() >= promised;
+  }
+
+  /**
+   * Blocks the mirror shows neither referenced nor landing in arenas this node does not own:
+   * what asking other nodes could bring (their reservations are not known here).
+   */
+  long freeElsewhere() {
+    return locked(() -> {
+      long free = 0;
+      for (Arena a : arenas) {
+        if (!a.owned()) {
+          free += Math.max(0, a.end - a.start - a.referenced() - a.landing() - a.reserved());
+        }
+      }
+      return free;
+    });
   }
 
   private long fromGoal(long blocks, long goal, List<Extent> got) {
@@ -155,9 +223,8 @@ final class ArenaTable {
 
   private NoSpaceException noSpace(long blocks) {
     return new NoSpaceException("no space for " + blocks + " blocks: this node's "
-        + owned.size() + " arenas are full and no unclaimed arena has a free block (free on the"
-        + " device: " + freeBlocks() + " of " + geometry.totalBlocks()
-        + " blocks, all in arenas other nodes hold)");
+        + owned.size() + " arenas have " + ownedFree() + " free blocks, " + promised
+        + " of them promised to buffered writes, and no unclaimed arena has a free block");
   }
 
   private static List<Extent> merge(List<Extent> extents) {
@@ -183,52 +250,18 @@ final class ArenaTable {
     }
   }
 
-  /**
-   * Ends the reservations of the referenced pieces and makes the released blocks of this node's
-   * own arenas free before returning. The watch would free them too, but later and at a time
-   * nobody can bound, and waiting for it is not enough: the commit's revision is unknown here, and
-   * once the event frees the blocks another allocation may record them again, so "no longer
-   * recorded" can flip back before a waiter looks. Instead an own arena that still holds released
-   * blocks (recorded, or committed earlier and not shown by the watch yet) is rebuilt from a read
-   * made under the lock: that read is at or after the commit and after every earlier {@link
-   * #committed}, so it is exact, and the watch events it already reflects are skipped when they
-   * come ({@link Arena#applyEvent}). If the read fails the blocks stay taken until the watch
-   * delivers the release.
-   */
-  void committed(List<Piece> referenced, Map<Integer, RunSet> released,
-      IntFunction<Snapshot> reader) {
-    // reader null: the watch has applied the commit already, and with it every release.
+  /** Frees the pieces; {@code keepPromised} of the blocks freed are promised again. */
+  void abandon(List<Piece> pieces, long keepPromised) {
     locked(() -> {
-      referenced.forEach(p -> arenas[p.arena()].committed(p.start(), p.end(), now()));
-      released.forEach((index, runs) -> {
-        Arena a = arenas[index];
-        if (reader != null && a.owned()
-            && runs.runs().stream().anyMatch(r -> a.held(r[0], r[1]))) {
-          resync(a, reader);
-        }
-      });
-    });
-  }
-
-  private void resync(Arena a, IntFunction<Snapshot> reader) {
-    try {
-      Snapshot s = reader.apply(a.index);
-      a.own(a.claimRevision(), s.refs(), s.revision());
-      a.lastActivity = now();
-    } catch (MetaStoreException e) {
-      LOG.log(Level.WARNING, "could not reread arena {0} after a release ({1}); its blocks"
-          + " become free when the watch shows the release", a.index, e.getMessage());
-    }
-  }
-
-  void abandon(List<Piece> pieces) {
-    locked(() -> {
+      long freed = 0;
       for (Piece p : pieces) {
         Arena a = arenas[p.arena()];
         if (a.owned()) {
           a.abandon(p.start(), p.end(), now());
+          freed += p.length();
         }
       }
+      promised += Math.min(Math.max(0, keepPromised), freed);
     });
   }
 
@@ -258,10 +291,10 @@ final class ArenaTable {
     });
   }
 
-  /** Device blocks neither referenced by any inode nor reserved here. */
+  /** Device blocks neither referenced by any inode, nor reserved or promised here. */
   long freeBlocks() {
     return locked(() -> {
-      long used = 0;
+      long used = promised;
       for (Arena a : arenas) {
         used += a.referenced() + a.reserved() + a.landing();
       }

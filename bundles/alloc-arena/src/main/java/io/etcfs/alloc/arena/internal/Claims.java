@@ -115,6 +115,26 @@ final class Claims {
         .then(Op.delete(keys.claim(arena)))).succeeded();
   }
 
+  /**
+   * Asks the other nodes for space: puts this node's want key, guarded by its generation (a
+   * fenced node asks nobody). The value changes with every ask, so every ask is an event.
+   *
+   * @return false if the ask was refused (this node is no longer a member)
+   */
+  boolean ask(long blocks) {
+    String value = "node=" + membership.nodeName() + "\ngeneration=" + membership.generation()
+        + "\nblocks=" + blocks + "\nasked=" + Instant.now() + "\n";
+    byte[] key = keys.want(membership.nodeName());
+    return store.commit(new Txn().when(generationGuard())
+        .then(Op.put(key, value.getBytes(StandardCharsets.UTF_8)))).succeeded();
+  }
+
+  /** Deletes this node's want key: it has what it asked for, or gave up. */
+  void withdraw() {
+    store.commit(new Txn().when(generationGuard())
+        .then(Op.delete(keys.want(membership.nodeName()))));
+  }
+
   void checkMember() {
     long created = store.get(membership.memberKey()).map(KeyValue::createRevision).orElse(0L);
     if (membership.isFenced() || created != membership.generation()) {

@@ -21,9 +21,11 @@ import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Two nodes sharing one store run random allocate / commit / release / abandon / idle-release
- * sequences, committing the way the core does. The model is the set of blocks each inode
- * references and the extents each node holds reserved. (jqwik does not honour JUnit's
+ * Two nodes sharing one store run random allocate / commit / release / abandon / idle-release /
+ * reserve / spend sequences, committing the way the core does; a node out of space asks the
+ * other for arenas it can spare. The model is the set of blocks each inode references, the
+ * extents each node holds reserved and the blocks each node was promised: an allocation that
+ * spends a promise never fails. (jqwik does not honour JUnit's
  * {@code @Timeout}; every wait here is bounded by {@link TestFs#await}, and surefire's fork
  * timeout bounds the rest.)
  */
@@ -36,7 +38,7 @@ class AllocatorPropertiesTest {
 
   @Provide
   Arbitrary<List<Action>> actions() {
-    return Combinators.combine(Arbitraries.integers().between(0, 6),
+    return Combinators.combine(Arbitraries.integers().between(0, 8),
             Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 999),
             Arbitraries.integers().between(0, 999))
         .as(Action::new).list().ofMinSize(1).ofMaxSize(60);
@@ -46,13 +48,15 @@ class AllocatorPropertiesTest {
   void noBlockIsHandedOutTwiceAndEveryViewAgrees(@ForAll("actions") List<Action> actions)
       throws Exception {
     try (TestFs fs = new TestFs(3, 16)) {
+      fs.askWaitMillis = 20;
       Model model = new Model(List.of(fs.node("a"), fs.node("b")));
       for (Action action : actions) {
         model.step(action);
       }
       for (int i = 0; i < 2; i++) {
         Node n = model.nodes.get(i);
-        long expected = fs.total() - model.referenced() - model.reservedBy(i);
+        long expected = fs.total() - model.referenced() - model.reservedBy(i)
+            - model.promised[i];
         await(() -> n.alloc.freeBlocks() == expected, "node " + i + " counts " + expected
             + " free (has " + n.alloc.freeBlocks() + ")");
       }
@@ -89,6 +93,7 @@ class AllocatorPropertiesTest {
     final Map<Long, TreeSet<Long>> files = new TreeMap<>();
     final List<List<Extent>> reserved = List.of(new ArrayList<>(), new ArrayList<>());
     final long[] lastEnd = {-1, -1};
+    final long[] promised = {0, 0};
 
     Model(List<Node> nodes) {
       this.nodes = nodes;
@@ -100,7 +105,9 @@ class AllocatorPropertiesTest {
         case 2, 3 -> commit(act);
         case 4 -> release(act);
         case 5 -> abandon(act.node());
-        default -> nodes.get(act.node()).alloc.releaseIdleArenas(0);
+        case 6 -> nodes.get(act.node()).alloc.releaseIdleArenas(0);
+        case 7 -> promise(act);
+        default -> spend(act);
       }
     }
 
@@ -117,6 +124,40 @@ class AllocatorPropertiesTest {
         }
       } catch (NoSpaceException e) {
         // allowed: the device is small and split between two nodes
+      }
+    }
+
+    private void promise(Action act) {
+      int node = act.node();
+      long blocks = 1 + act.a() % 12;
+      if (act.b() % 3 == 0) {
+        blocks = Math.min(blocks, promised[node]);
+        nodes.get(node).alloc.unreserve(blocks);
+        promised[node] -= blocks;
+        return;
+      }
+      try {
+        nodes.get(node).alloc.reserve(blocks);
+        promised[node] += blocks;
+      } catch (NoSpaceException e) {
+        // allowed: nothing promised
+      }
+    }
+
+    /** Allocates blocks that were promised: this must never fail for lack of space. */
+    private void spend(Action act) throws NoSpaceException {
+      int node = act.node();
+      if (promised[node] == 0) {
+        return;
+      }
+      long blocks = 1 + act.a() % promised[node];
+      List<Extent> got = nodes.get(node).alloc.allocate(blocks, -1, blocks);
+      promised[node] -= blocks;
+      for (Extent e : got) {
+        for (long b = e.start(); b < e.end(); b++) {
+          assertTrue(!inUse(b), "promised block " + b + " handed out while in use");
+        }
+        reserved.get(node).add(e);
       }
     }
 

@@ -25,6 +25,8 @@ final class TestFs implements AutoCloseable {
   final MemoryMetaStore store = new MemoryMetaStore();
   final int arenas;
   final long blocksPerArena;
+  /** How long a node out of space waits for the others (the config's askWaitMillis). */
+  int askWaitMillis = 2000;
 
   TestFs(int arenas, long blocksPerArena) {
     this.arenas = arenas;
@@ -47,13 +49,13 @@ final class TestFs implements AutoCloseable {
   Node node(String name, int idleReleaseSeconds, int idleCheckSeconds) {
     FakeMembership m = new FakeMembership(store, FS, name);
     return new Node(store, m, new ArenaAllocator(store, m, config(FS, name, idleReleaseSeconds,
-        idleCheckSeconds)));
+        idleCheckSeconds, askWaitMillis)));
   }
 
   /** A second allocator instance for the same incarnation: a restart after a crash. */
   Node restart(Node old) {
     return new Node(store, old.membership, new ArenaAllocator(store, old.membership,
-        config(FS, old.membership.nodeName(), 60, 0)));
+        config(FS, old.membership.nodeName(), 60, 0, askWaitMillis)));
   }
 
   /** The reverse map in the store: arena → start → ref. */
@@ -136,6 +138,11 @@ final class TestFs implements AutoCloseable {
   }
 
   static ArenaAllocator.Config config(String fs, String node, int idleRelease, int idleCheck) {
+    return config(fs, node, idleRelease, idleCheck, 2000);
+  }
+
+  static ArenaAllocator.Config config(String fs, String node, int idleRelease, int idleCheck,
+      int askWait) {
     return new ArenaAllocator.Config() {
       @Override
       public Class<? extends Annotation> annotationType() {
@@ -160,6 +167,11 @@ final class TestFs implements AutoCloseable {
       @Override
       public int idleCheckSeconds() {
         return idleCheck;
+      }
+
+      @Override
+      public int askWaitMillis() {
+        return askWait;
       }
     };
   }

@@ -1,0 +1,73 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.spi.alloc.NoSpaceException;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+
+/**
+ * Space promised to buffered writes, as ext4's delayed allocation does: a write reserves one
+ * device block for every block it adds to a file's buffer before it is accepted, so the write
+ * that cannot be stored is the one that fails with ENOSPC, and a flush spends the promise and
+ * cannot run out of space. Allocate-on-write needs a fresh block for an overwrite too, so every
+ * buffered block counts, new or not. Each file keeps the count it holds ({@code
+ * FileData.reservedBlocks}, under the file's lock): normally one per buffered block; less only
+ * after a commit whose outcome is unknown (its blocks stay allocated, never freed twice).
+ */
+final class Reservations {
+  private final Ctx ctx;
+
+  Reservations(Ctx ctx) {
+    this.ctx = ctx;
+  }
+
+  /** Before {@code blocks} new blocks join {@code f}'s buffer. */
+  void reserve(FileData f, long blocks) throws FsException {
+    if (blocks <= 0) {
+      return;
+    }
+    try {
+      ctx.allocator().reserve(blocks);
+    } catch (NoSpaceException e) {
+      throw new FsException(Errno.ENOSPC, "no space to buffer " + blocks + " blocks of inode "
+          + f.ino + ": " + e.getMessage());
+    }
+    f.reservedBlocks += blocks;
+  }
+
+  /**
+   * Gives back what no buffered block needs any more: blocks dropped by a truncate, by a lost
+   * lock, at a close that could not commit them, or a write that failed after reserving.
+   */
+  void settle(FileData f) {
+    long excess = f.reservedBlocks - f.dirty.size();
+    if (excess <= 0) {
+      return;
+    }
+    f.reservedBlocks -= excess;
+    try {
+      ctx.allocator().unreserve(excess);
+    } catch (FsException e) {
+      // no allocator bound: the promise went with the one that made it
+    }
+  }
+
+  /** A flush about to allocate {@code blocks}: how many of them the file's promise covers. */
+  long spend(FileData f, long blocks) {
+    long spent = Math.min(blocks, f.reservedBlocks);
+    f.reservedBlocks -= spent;
+    return spent;
+  }
+
+  /**
+   * A flush failed and gave back {@code abandoned} blocks: as many as the still buffered blocks
+   * lack (at most those {@code spent}) go back into the file's promise.
+   *
+   * @return how many the allocator must keep promised
+   */
+  long refund(FileData f, long abandoned, long spent) {
+    long keep = Math.max(0, Math.min(f.dirty.size() - f.reservedBlocks,
+        Math.min(abandoned, spent)));
+    f.reservedBlocks += keep;
+    return keep;
+  }
+}
