@@ -42,7 +42,11 @@ final class AttrChanges {
    * go. One transaction when there are some (rare), none otherwise.
    */
   void afterDataChange(long ino, Caller caller) throws FsException {
-    if (caller.isRoot() || !SetIds.dataChangeDrops(Records.inode(ctx.cache.get(ctx.keys.inode(ino)), ino), caller)) {
+    if (caller.isRoot()) {
+      return;
+    }
+    Inode cached = Records.inode(ctx.cache.get(ctx.keys.inode(ino)), ino);
+    if (!SetIds.dataChangeDrops(cached, caller)) {
       return;
     }
     ctx.tx.run("clear set-id bits of " + ino, tx -> {
