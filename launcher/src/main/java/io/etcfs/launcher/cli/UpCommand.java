@@ -19,8 +19,10 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "up", mixinStandardHelpOptions = true,
-    description = {"Start a whole local cluster on this machine: a private etcd (unless --etcd),",
-        "a sparse device image, and N nodes mounted at DIR/mnt/node1..N."})
+    // The first line is the summary in 'etcfs --help': it must be a sentence of its own.
+    description = {"Start a whole local cluster on this machine.",
+        "A private etcd (unless --etcd), a sparse device image DIR/device.img, and N nodes",
+        "mounted at DIR/mnt/node1..N; DIR/cluster.env names them for later commands."})
 final class UpCommand implements Callable<Integer> {
   @Option(names = "--nodes", paramLabel = "N", defaultValue = "3",
       description = "Number of nodes (default: ${DEFAULT-VALUE}).")
