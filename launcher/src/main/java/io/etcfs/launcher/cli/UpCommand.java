@@ -4,6 +4,7 @@ import io.etcfs.core.format.FormatException;
 import io.etcfs.core.format.Formatter;
 import io.etcfs.etcd.internal.EtcdMetaStore;
 import io.etcfs.etcd.local.EtcdProcess;
+import io.etcfs.launcher.Failures;
 import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.node.EtcdConnection;
 import io.etcfs.launcher.node.FenceSpec;
@@ -121,7 +122,7 @@ final class UpCommand implements Callable<Integer> {
         NodeStopper.stop(s);
         MountRegistry.standard().remove(s.mountpoint());
       } catch (IOException | InterruptedException | RuntimeException e) {
-        System.err.println("etcfs: could not stop " + s.nodeName() + ": " + e.getMessage());
+        System.err.println("etcfs: could not stop " + s.nodeName() + ": " + Failures.describe(e));
       }
     }
     if (ownEtcd != null) {

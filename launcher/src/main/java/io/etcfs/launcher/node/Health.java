@@ -1,5 +1,6 @@
 package io.etcfs.launcher.node;
 
+import io.etcfs.launcher.Failures;
 import java.lang.reflect.Array;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -140,15 +141,12 @@ public final class Health {
     return o.getClass().getField(name).get(o);
   }
 
-  /** The first line of a failure, without the Java exception class prefix where one leads it. */
+  /**
+   * One line for SCR's failure text (a printed stack trace): the reason, not the
+   * InvocationTargetException SCR's reflective constructor call wraps it in.
+   */
   static String firstLine(String failure) {
-    if (failure == null) {
-      return "";
-    }
-    String line = failure.lines().findFirst().orElse("");
-    int colon = line.indexOf(": ");
-    String head = colon > 0 ? line.substring(0, colon) : "";
-    return head.matches("([a-z_$][\\w$]*\\.)+[A-Z][\\w$]*") ? line.substring(colon + 2) : line;
+    return Failures.describeTrace(failure);
   }
 
   private static String stateName(int state) {
