@@ -14,6 +14,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -52,6 +54,7 @@ final class UpCommand implements Callable<Integer> {
 
   private EtcdProcess ownEtcd;
   private final List<NodeSpec> started = new ArrayList<>();
+  private final List<Process> procs = new ArrayList<>();
 
   @Override
   public Integer call() throws Exception {
@@ -97,7 +100,6 @@ final class UpCommand implements Callable<Integer> {
 
   private void startNodes(Path d, Path device, EtcdConnection conn, EtcdMetaStore store,
       FenceSpec fence) throws IOException, InterruptedException {
-    List<Process> procs = new ArrayList<>();
     for (int i = 1; i <= nodes; i++) {
       String node = "node" + i;
       Path mp = Files.createDirectories(d.resolve("mnt").resolve(node));
@@ -114,12 +116,29 @@ final class UpCommand implements Callable<Integer> {
       System.out.println("  " + started.get(i).nodeName() + " ready (pid " + procs.get(i).pid()
           + ") at " + started.get(i).mountpoint());
     }
+    // Nodes become ready one after another, and on a loaded machine the first may have lost
+    // its mount (or fenced itself) by the time the last is up: "every node ready" is said only
+    // of every node at once.
+    for (int i = 0; i < procs.size(); i++) {
+      NodeSpec s = started.get(i);
+      if (!procs.get(i).isAlive()) {
+        throw new UserError("node " + s.nodeName() + " exited after it was ready (see "
+            + s.logFile() + ")");
+      }
+      Optional<String> problem = NodeLauncher.notServing(s);
+      if (problem.isPresent()) {
+        throw new UserError("node " + s.nodeName() + " no longer serves " + s.mountpoint() + ": "
+            + problem.get() + " (see " + s.logFile() + ")");
+      }
+    }
   }
 
   private void rollBack() {
-    for (NodeSpec s : started) {
+    for (int i = 0; i < started.size(); i++) {
+      NodeSpec s = started.get(i);
       try {
-        NodeStopper.stop(s);
+        // By its process, not its pid file: a node still booting has not written one yet.
+        NodeStopper.stop(s, OptionalLong.of(procs.get(i).pid()));
         MountRegistry.standard().remove(s.mountpoint());
       } catch (IOException | InterruptedException | RuntimeException e) {
         System.err.println("etcfs: could not stop " + s.nodeName() + ": " + Failures.describe(e));
