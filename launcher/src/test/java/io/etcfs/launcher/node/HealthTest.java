@@ -1,6 +1,8 @@
 package io.etcfs.launcher.node;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -22,6 +24,18 @@ class HealthTest {
     new InvocationTargetException(new IllegalStateException(
         "node name 'node2' is already a member of 'etcfs'")).printStackTrace(new PrintWriter(w));
     assertEquals("node name 'node2' is already a member of 'etcfs'", Health.firstLine(w.toString()));
+  }
+
+  /**
+   * An immediate component is activated as soon as it is satisfied; until its constructor has
+   * returned (the FUSE front end's returns once the mount is there) the node is not whole.
+   */
+  @Test
+  void anImmediateComponentIsWholeOnlyOnceActive() {
+    assertFalse(new Health.Component("fuse", "b", 1, "SATISFIED", "being activated", true).ok());
+    assertTrue(new Health.Component("fuse", "b", 1, "ACTIVE", "", true).ok());
+    assertTrue(new Health.Component("locks", "b", 2, "SATISFIED", "", false).ok());
+    assertFalse(new Health.Component("fuse", "b", 1, "FAILED_ACTIVATION", "x", true).ok());
   }
 
   @Test
