@@ -9,6 +9,7 @@ import io.etcfs.testing.EtcdExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -279,6 +280,42 @@ class MountIT {
     Distribution.Result r = mount("--lock", "hazelcast");
     assertRefused(r, "etcfs: filesystem '" + fs + "' uses the lock backend 'etcd'; every node"
         + " must use the same one (got --lock hazelcast)");
+  }
+
+  /**
+   * A component that fails in its constructor (here the FUSE front end, because something was
+   * mounted on the mountpoint after the CLI checked it and before the node mounted) reaches SCR
+   * wrapped in an InvocationTargetException: the user must read the front end's reason.
+   */
+  @Test
+  void aComponentThatFailsToStartIsReportedByItsCause() throws Exception {
+    ProcessBuilder pb = Distribution.command(runtime, java.util.Map.of(), "mount",
+        image.toString(), mp.toString(), "--etcd", etcd, "--name", fs, "--node", "n1",
+        "--state-dir", state.toString());
+    Path out = tmp.resolve("mount.out");
+    Path err = tmp.resolve("mount.err");
+    pb.redirectOutput(out.toFile()).redirectError(err.toFile())
+        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    Process cli = pb.start();
+    try {
+      // The node writes its pid file as its JVM starts, seconds before its bundles mount.
+      long deadline = System.nanoTime() + T.toNanos();
+      while (!Files.exists(state.resolve("n1.pid")) && cli.isAlive()
+          && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      Sh.run("mount", "-t", "tmpfs", "-o", "size=1m", "in-the-way", mp.toString()).ok();
+      assertTrue(cli.waitFor(T.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
+      assertEquals(1, cli.exitValue(), Files.readString(out) + Files.readString(err));
+      assertEquals(List.of("etcfs: node n1 failed to start: cannot mount etcfs at " + mp
+          + ": already mounted (tmpfs "
+          + "in-the-way); unmount it first, e.g. fusermount -uz " + mp),
+          Files.readAllLines(err), Files.readString(err));
+      assertNothingRunning();
+    } finally {
+      cli.destroyForcibly();
+      Sh.run("umount", mp.toString());
+    }
   }
 
   private void assertRefused(Distribution.Result r, String line) throws Exception {

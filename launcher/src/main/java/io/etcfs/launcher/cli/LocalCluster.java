@@ -64,6 +64,18 @@ final class LocalCluster {
     return out;
   }
 
+  /** The cluster's mountpoints: every directory under DIR/mnt. */
+  static List<Path> mountpoints(Path d) throws IOException {
+    Path mnt = d.resolve("mnt");
+    if (!Files.isDirectory(mnt)) {
+      return List.of();
+    }
+    try (Stream<Path> s = Files.list(mnt)) {
+      // isDirectory stats the path: a dead FUSE mount fails it, and must still be listed.
+      return s.filter(p -> !Files.isRegularFile(p)).sorted().toList();
+    }
+  }
+
   static List<Long> etcdPids(Path d) throws IOException {
     Path etcd = d.resolve("etcd");
     List<Long> pids = new ArrayList<>();

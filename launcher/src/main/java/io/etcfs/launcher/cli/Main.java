@@ -1,7 +1,6 @@
 package io.etcfs.launcher.cli;
 
-import io.etcfs.launcher.UserError;
-import io.etcfs.spi.meta.MetaStoreException;
+import io.etcfs.launcher.Failures;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -55,7 +54,8 @@ public final class Main implements Runnable {
 
   /**
    * A failure: one line, no stack trace (set ETCFS_DEBUG=1 to see one), status 1. Errors the
-   * user can act on carry their own message; anything else is named by its type.
+   * user can act on carry their own message; anything else is named by its type. Wrappers
+   * (InvocationTargetException, ExecutionException, ...) give way to their cause.
    */
   private static int onFailure(Exception e, CommandLine cli, CommandLine.ParseResult parsed) {
     PrintWriter err = cli.getErr();
@@ -67,11 +67,6 @@ public final class Main implements Runnable {
   }
 
   static String describe(Throwable e) {
-    if (e instanceof UserError || e instanceof MetaStoreException
-        || e instanceof IllegalArgumentException) {
-      return e.getMessage();
-    }
-    String m = e.getMessage();
-    return e.getClass().getSimpleName() + (m == null ? "" : ": " + m.lines().findFirst().orElse(""));
+    return Failures.describe(e);
   }
 }

@@ -39,6 +39,21 @@ final class MountRegistry {
     Files.deleteIfExists(entry(mountpoint));
   }
 
+  /**
+   * Removes the record of {@code spec}'s mountpoint if it still names {@code spec}: another node
+   * may have mounted that path since, and its record stays.
+   */
+  void removeIfServedBy(NodeSpec spec) throws IOException {
+    Path e = entry(spec.mountpoint());
+    try {
+      if (Path.of(Files.readString(e).strip()).equals(spec.specFile())) {
+        Files.deleteIfExists(e);
+      }
+    } catch (java.nio.file.NoSuchFileException ex) {
+      // no record: nothing to remove
+    }
+  }
+
   /** The spec of the node registered for {@code mountpoint}, if its record is still there. */
   Optional<NodeSpec> find(Path mountpoint) {
     Path e = entry(mountpoint);

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -23,6 +24,10 @@ import java.util.stream.Stream;
 final class NodeLauncher {
   /** A cold JVM plus bundle start on a loaded 2-core machine can take tens of seconds. */
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
+  /** How long a healthy node's mount may stay unreachable from the CLI before the start fails. */
+  private static final Duration MOUNT_TIMEOUT = Duration.ofSeconds(20);
+  /** The bound on one stat of a mount root. */
+  private static final Duration STAT_BOUND = Duration.ofSeconds(10);
   private static final int MAX_SOCKET_PATH = 107;
 
   private NodeLauncher() {}
@@ -200,29 +205,73 @@ final class NodeLauncher {
   }
 
   /**
-   * Waits until the node answers {@code health} with ready, or fails with the node's own
-   * start-up error. A node that does not become ready in time is killed: nothing is left running.
+   * Waits until the node is ready: it answers {@code health} with ready, and its mount root, as
+   * this process sees it, stats as the etcfs mount (see {@link #notServing}). Fails with the
+   * node's own start-up error if it exits, and stops it if it is not ready in time: nothing is
+   * left running.
    */
   static void awaitReady(NodeSpec spec, Process p) throws InterruptedException {
     long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+    long mountDeadline = Long.MAX_VALUE;
     while (System.nanoTime() < deadline) {
       if (!p.isAlive()) {
         throw new UserError(failureLine(spec));
       }
-      if (Files.exists(spec.socket())) {
-        try {
-          if (ControlClient.ask(spec.socket(), "health").status() == 0) {
-            return;
-          }
-        } catch (IOException e) {
-          // The socket file appears just before the server accepts; poll again.
+      if (healthy(spec)) {
+        Optional<String> problem = notServing(spec);
+        if (problem.isEmpty()) {
+          return;
+        }
+        // Healthy means the node saw its own mount appear; the root may still fail a stat for a
+        // moment (a first getattr that waits on a busy etcd). A mount that stays unreachable
+        // from here is not one the user can use.
+        mountDeadline = Math.min(mountDeadline, System.nanoTime() + MOUNT_TIMEOUT.toNanos());
+        if (System.nanoTime() > mountDeadline) {
+          stopStarted(spec, p);
+          throw new UserError("node " + spec.nodeName() + " does not serve " + spec.mountpoint()
+              + ": " + problem.get() + " (see " + spec.logFile() + ")");
         }
       }
       Thread.sleep(50);
     }
-    p.destroyForcibly();
+    stopStarted(spec, p);
     throw new UserError("node " + spec.nodeName() + " did not become ready within "
         + READY_TIMEOUT.toSeconds() + " s (see " + spec.logFile() + ")");
+  }
+
+  private static boolean healthy(NodeSpec spec) {
+    if (!Files.exists(spec.socket())) {
+      return false;
+    }
+    try {
+      return ControlClient.ask(spec.socket(), "health").status() == 0;
+    } catch (IOException e) {
+      return false; // the socket file appears just before the server accepts; poll again
+    }
+  }
+
+  /**
+   * Why the node, though running, is not serving its mountpoint to this process, if it is not:
+   * nothing or something else mounted there, or a root that does not answer {@code stat}, or
+   * one that answers from the directory under the mount.
+   */
+  static Optional<String> notServing(NodeSpec spec) {
+    return Mounts.notServing(spec.mountpoint(), STAT_BOUND);
+  }
+
+  /** Stops a node that did not become ready: SIGTERM (it leaves cleanly), then SIGKILL. */
+  private static void stopStarted(NodeSpec spec, Process p) throws InterruptedException {
+    p.destroy();
+    if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+    }
+    try {
+      Files.deleteIfExists(spec.pidFile());
+      Files.deleteIfExists(spec.socket());
+    } catch (IOException e) {
+      // stale records are harmless: the next start or stop checks the pid behind them
+    }
   }
 
   /** The node's own last word on why it failed, from its log. */

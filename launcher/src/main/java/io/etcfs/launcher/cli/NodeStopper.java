@@ -5,28 +5,72 @@ import io.etcfs.launcher.node.NodeSpec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 
 /** Stops a node: through its control socket, else SIGTERM, else SIGKILL, each bounded. */
 final class NodeStopper {
   private NodeStopper() {}
 
+  /** How long a mount root may take to answer before it counts as not answering. */
+  private static final Duration STAT_BOUND = Duration.ofSeconds(5);
+
   /**
    * Stops the node and says how, for the user. A mount left behind by a node that died (or had
    * to be killed) is detached, so the next mount on that path works.
    */
   static String stop(NodeSpec spec) throws InterruptedException, IOException {
-    String how = stopProcess(spec);
-    if (Mounts.isMounted(spec.mountpoint())) {
-      how += Mounts.detach(spec.mountpoint()) ? "; its dead mount was detached"
-          : "; its mount could not be detached (try: fusermount -u -z " + spec.mountpoint() + ")";
-    }
-    return how;
+    return stop(spec, OptionalLong.empty());
   }
 
-  private static String stopProcess(NodeSpec spec) throws InterruptedException, IOException {
-    Optional<ProcessHandle> proc = NodeLauncher.pid(spec).flatMap(ProcessHandle::of)
+  /**
+   * As {@link #stop(NodeSpec)}, for a node whose JVM is already known (found running rather than
+   * through its pid file).
+   */
+  static String stop(NodeSpec spec, OptionalLong knownPid)
+      throws InterruptedException, IOException {
+    String how = stopProcess(spec, knownPid);
+    return how + detachIfDead(spec.mountpoint());
+  }
+
+  /**
+   * Detaches what is left at {@code mountpoint} only if it is an etcfs mount nobody serves: no
+   * node JVM runs for it and its root does not answer. Another node may have mounted the same
+   * path since this one stopped (a remount after an umount), and its mount must never be taken
+   * away from under it.
+   */
+  static String detachIfDead(Path mountpoint) throws InterruptedException {
+    if (!Mounts.isMounted(mountpoint)) {
+      return "";
+    }
+    List<NodeProcesses.Node> serving = NodeProcesses.serving(List.of(mountpoint));
+    if (!serving.isEmpty()) {
+      NodeProcesses.Node n = serving.get(0);
+      return "; " + mountpoint + " is served by node " + n.spec().nodeName() + " (pid " + n.pid()
+          + "), left alone";
+    }
+    if (!Mounts.ETCFS_TYPE.equals(Mounts.fsType(mountpoint))) {
+      return "; " + mountpoint + " has a " + Mounts.fsType(mountpoint) + " mount, left alone";
+    }
+    Mounts.Probe probe = Mounts.probe(mountpoint, STAT_BOUND);
+    if (probe == Mounts.Probe.ANSWERS) {
+      return "; the etcfs mount at " + mountpoint + " answers (another node serves it), left alone";
+    }
+    return Mounts.detach(mountpoint) ? "; its dead mount was detached"
+        : "; its mount could not be detached (try: fusermount -u -z " + mountpoint + ")";
+  }
+
+  private static String stopProcess(NodeSpec spec, OptionalLong knownPid)
+      throws InterruptedException, IOException {
+    // A pid file outlives a node that was killed, and its pid may since belong to anything:
+    // signal it only if it is this node's JVM.
+    Optional<ProcessHandle> proc = (knownPid.isPresent()
+        ? Optional.of(knownPid.getAsLong()) : NodeLauncher.pid(spec))
+        .filter(pid -> NodeProcesses.isNode(pid, spec))
+        .flatMap(ProcessHandle::of)
         .filter(ProcessHandle::isAlive);
     if (proc.isEmpty()) {
       Files.deleteIfExists(spec.socket());

@@ -4,6 +4,7 @@ import io.etcfs.core.format.FormatException;
 import io.etcfs.core.format.Formatter;
 import io.etcfs.etcd.internal.EtcdMetaStore;
 import io.etcfs.etcd.local.EtcdProcess;
+import io.etcfs.launcher.Failures;
 import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.node.EtcdConnection;
 import io.etcfs.launcher.node.FenceSpec;
@@ -13,14 +14,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "up", mixinStandardHelpOptions = true,
-    description = {"Start a whole local cluster on this machine: a private etcd (unless --etcd),",
-        "a sparse device image, and N nodes mounted at DIR/mnt/node1..N."})
+    // The first line is the summary in 'etcfs --help': it must be a sentence of its own.
+    description = {"Start a whole local cluster on this machine.",
+        "A private etcd (unless --etcd), a sparse device image DIR/device.img, and N nodes",
+        "mounted at DIR/mnt/node1..N; DIR/cluster.env names them for later commands."})
 final class UpCommand implements Callable<Integer> {
   @Option(names = "--nodes", paramLabel = "N", defaultValue = "3",
       description = "Number of nodes (default: ${DEFAULT-VALUE}).")
@@ -49,6 +54,7 @@ final class UpCommand implements Callable<Integer> {
 
   private EtcdProcess ownEtcd;
   private final List<NodeSpec> started = new ArrayList<>();
+  private final List<Process> procs = new ArrayList<>();
 
   @Override
   public Integer call() throws Exception {
@@ -94,7 +100,6 @@ final class UpCommand implements Callable<Integer> {
 
   private void startNodes(Path d, Path device, EtcdConnection conn, EtcdMetaStore store,
       FenceSpec fence) throws IOException, InterruptedException {
-    List<Process> procs = new ArrayList<>();
     for (int i = 1; i <= nodes; i++) {
       String node = "node" + i;
       Path mp = Files.createDirectories(d.resolve("mnt").resolve(node));
@@ -111,15 +116,32 @@ final class UpCommand implements Callable<Integer> {
       System.out.println("  " + started.get(i).nodeName() + " ready (pid " + procs.get(i).pid()
           + ") at " + started.get(i).mountpoint());
     }
+    // Nodes become ready one after another, and on a loaded machine the first may have lost
+    // its mount (or fenced itself) by the time the last is up: "every node ready" is said only
+    // of every node at once.
+    for (int i = 0; i < procs.size(); i++) {
+      NodeSpec s = started.get(i);
+      if (!procs.get(i).isAlive()) {
+        throw new UserError("node " + s.nodeName() + " exited after it was ready (see "
+            + s.logFile() + ")");
+      }
+      Optional<String> problem = NodeLauncher.notServing(s);
+      if (problem.isPresent()) {
+        throw new UserError("node " + s.nodeName() + " no longer serves " + s.mountpoint() + ": "
+            + problem.get() + " (see " + s.logFile() + ")");
+      }
+    }
   }
 
   private void rollBack() {
-    for (NodeSpec s : started) {
+    for (int i = 0; i < started.size(); i++) {
+      NodeSpec s = started.get(i);
       try {
-        NodeStopper.stop(s);
+        // By its process, not its pid file: a node still booting has not written one yet.
+        NodeStopper.stop(s, OptionalLong.of(procs.get(i).pid()));
         MountRegistry.standard().remove(s.mountpoint());
       } catch (IOException | InterruptedException | RuntimeException e) {
-        System.err.println("etcfs: could not stop " + s.nodeName() + ": " + e.getMessage());
+        System.err.println("etcfs: could not stop " + s.nodeName() + ": " + Failures.describe(e));
       }
     }
     if (ownEtcd != null) {

@@ -1,5 +1,6 @@
 package io.etcfs.launcher.node;
 
+import io.etcfs.launcher.Failures;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Dictionary;
@@ -40,7 +41,8 @@ public final class Configs {
       Object cfg = get.invoke(cm, pid, "?");
       cfgType.getMethod("update", Dictionary.class).invoke(cfg, props);
     } catch (InvocationTargetException e) {
-      throw new IllegalStateException("cannot configure " + pid + ": " + e.getCause(), e.getCause());
+      throw new IllegalStateException("cannot configure " + pid + ": " + Failures.describe(e),
+          e.getCause());
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("cannot configure " + pid + ": " + e, e);
     } finally {

@@ -1,5 +1,6 @@
 package io.etcfs.launcher.node;
 
+import io.etcfs.launcher.Failures;
 import java.lang.reflect.Array;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -30,10 +31,19 @@ public final class Health {
    * @param state the DS state name, or {@code NOT_SELECTED} for a component whose configuration
    *     is given only when the user selects it ({@link NodeConfigs#SELECTED_ONLY})
    * @param problem why it is not satisfied, or empty
+   * @param immediate whether SCR activates it as soon as it is satisfied (not on first use)
    */
-  public record Component(String name, String bundle, long id, String state, String problem) {
+  public record Component(String name, String bundle, long id, String state, String problem,
+      boolean immediate) {
+    /**
+     * Whether it is where it should be. An immediate component that is only SATISFIED is still
+     * being activated (its constructor runs: the FUSE front end's waits for the mount to appear),
+     * and may yet fail: counting it as whole let a node report READY before its mount existed.
+     * A delayed one rests in SATISFIED until someone uses its service.
+     */
     public boolean ok() {
-      return state.equals("ACTIVE") || state.equals("SATISFIED") || state.equals(NOT_SELECTED);
+      return state.equals("ACTIVE") || (state.equals("SATISFIED") && !immediate)
+          || state.equals(NOT_SELECTED);
     }
   }
 
@@ -99,14 +109,15 @@ public final class Health {
         String bundle = (String) field(field(d, "bundle"), "symbolicName");
         Collection<?> cs = (Collection<?>) configs.invoke(scr, d);
         String[] pids = (String[]) field(d, "configurationPid");
+        boolean immediate = (Boolean) field(d, "immediate");
         if (cs.isEmpty() && NodeConfigs.SELECTED_ONLY.containsAll(List.of(pids))) {
-          out.add(new Component(name, bundle, -1, NOT_SELECTED, ""));
+          out.add(new Component(name, bundle, -1, NOT_SELECTED, "", immediate));
         } else if (cs.isEmpty()) {
           out.add(new Component(name, bundle, -1, "UNSATISFIED_CONFIGURATION",
-              "no configuration for " + String.join(",", pids)));
+              "no configuration for " + String.join(",", pids), immediate));
         }
         for (Object c : cs) {
-          out.add(configuration(name, bundle, c));
+          out.add(configuration(name, bundle, c, immediate));
         }
       }
       return out;
@@ -117,13 +128,15 @@ public final class Health {
     }
   }
 
-  private static Component configuration(String name, String bundle, Object c)
-      throws ReflectiveOperationException {
+  private static Component configuration(String name, String bundle, Object c,
+      boolean immediate) throws ReflectiveOperationException {
     int state = (Integer) field(c, "state");
     long id = (Long) field(c, "id");
     String problem = "";
     if (state == FAILED_ACTIVATION) {
       problem = firstLine((String) field(c, "failure"));
+    } else if (state == SATISFIED && immediate) {
+      problem = "being activated";
     } else if (state != SATISFIED && state != ACTIVE) {
       Object unsatisfied = field(c, "unsatisfiedReferences");
       List<String> refs = new ArrayList<>();
@@ -133,22 +146,19 @@ public final class Health {
       }
       problem = refs.isEmpty() ? "" : "missing " + String.join(", ", refs);
     }
-    return new Component(name, bundle, id, stateName(state), problem);
+    return new Component(name, bundle, id, stateName(state), problem, immediate);
   }
 
   private static Object field(Object o, String name) throws ReflectiveOperationException {
     return o.getClass().getField(name).get(o);
   }
 
-  /** The first line of a failure, without the Java exception class prefix where one leads it. */
+  /**
+   * One line for SCR's failure text (a printed stack trace): the reason, not the
+   * InvocationTargetException SCR's reflective constructor call wraps it in.
+   */
   static String firstLine(String failure) {
-    if (failure == null) {
-      return "";
-    }
-    String line = failure.lines().findFirst().orElse("");
-    int colon = line.indexOf(": ");
-    String head = colon > 0 ? line.substring(0, colon) : "";
-    return head.matches("([a-z_$][\\w$]*\\.)+[A-Z][\\w$]*") ? line.substring(colon + 2) : line;
+    return Failures.describeTrace(failure);
   }
 
   private static String stateName(int state) {

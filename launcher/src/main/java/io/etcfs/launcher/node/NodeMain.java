@@ -1,5 +1,6 @@
 package io.etcfs.launcher.node;
 
+import io.etcfs.launcher.Failures;
 import io.etcfs.launcher.control.ControlServer;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -47,7 +48,8 @@ public final class NodeMain {
       STARTUP.mark("framework");
       new NodeMain(spec, runtime).run();
     } catch (Exception | StartFailure e) {
-      System.err.println("etcfs: node " + spec.nodeName() + " failed to start: " + e.getMessage());
+      System.err.println("etcfs: node " + spec.nodeName() + " failed to start: "
+          + Failures.describe(e));
       deleteQuietly(spec.pidFile());
       System.exit(3);
     }

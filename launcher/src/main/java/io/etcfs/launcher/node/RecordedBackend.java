@@ -1,5 +1,6 @@
 package io.etcfs.launcher.node;
 
+import io.etcfs.launcher.Failures;
 import java.io.IOException;
 import java.io.StringReader;
 import java.lang.reflect.InvocationTargetException;
@@ -48,7 +49,7 @@ final class RecordedBackend {
       record.load(new StringReader((String) text));
       return record.getProperty("lockBackend", "etcd");
     } catch (InvocationTargetException e) {
-      throw new IllegalStateException("reading the filesystem record: " + e.getCause().getMessage(),
+      throw new IllegalStateException("reading the filesystem record: " + Failures.describe(e),
           e.getCause());
     } catch (ReflectiveOperationException | IOException e) {
       throw new IllegalStateException("reading the filesystem record: " + e, e);

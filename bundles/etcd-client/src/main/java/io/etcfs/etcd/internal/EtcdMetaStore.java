@@ -158,9 +158,13 @@ public final class EtcdMetaStore implements MetaStore, AutoCloseable {
     call(() -> client.getKVClient().compact(revision));
   }
 
+  /**
+   * The endpoints, as the SPI asks: callers write "in etcd at " before it, so saying "etcd at"
+   * here too made "in etcd at etcd at URL".
+   */
   @Override
   public String describe() {
-    return errors.where();
+    return settings.describeEndpoints();
   }
 
   @Override

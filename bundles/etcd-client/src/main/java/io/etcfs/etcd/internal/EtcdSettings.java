@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * How to reach etcd.
@@ -100,23 +101,66 @@ public record EtcdSettings(
     try {
       uri = new URI(endpoint);
     } catch (URISyntaxException e) {
-      throw badEndpoint(endpoint, "not a URL");
+      throw badEndpoint(endpoint, authorityProblem(endpoint).orElse("not a URL"));
     }
     String scheme = uri.getScheme();
     if (scheme == null || !(scheme.equals("http") || scheme.equals("https"))) {
       throw badEndpoint(endpoint, "the scheme must be http or https");
     }
-    if (uri.getHost() == null) {
-      throw badEndpoint(endpoint, "no host");
-    }
-    if (uri.getPort() <= 0 || uri.getPort() > 65535) {
-      throw badEndpoint(endpoint, "no port");
+    // java.net.URI gives no host at all for an authority it cannot split into host and port
+    // ("127.0.0.1:2379x"), so its null host does not mean the host is missing: say which part
+    // is wrong.
+    if (uri.getHost() == null || uri.getPort() <= 0 || uri.getPort() > 65535) {
+      throw badEndpoint(endpoint, authorityProblem(endpoint)
+          .orElse("bad host '" + uri.getRawAuthority().replaceFirst(":[0-9]+$", "") + "'"));
     }
     String path = uri.getRawPath();
     if ((path != null && !path.isEmpty() && !path.equals("/")) || uri.getRawQuery() != null) {
       throw badEndpoint(endpoint, "a client URL has no path or query");
     }
     return scheme + "://" + uri.getRawAuthority();
+  }
+
+  /**
+   * What is wrong with the {@code host:port} part of an endpoint, if its port is; empty when the
+   * port is a valid one (whatever else may be wrong).
+   */
+  private static Optional<String> authorityProblem(String endpoint) {
+    int start = endpoint.indexOf("://");
+    if (start < 0) {
+      return Optional.empty();
+    }
+    String authority = endpoint.substring(start + 3).split("[/?#]", 2)[0];
+    authority = authority.substring(authority.lastIndexOf('@') + 1);
+    String host;
+    String port;
+    if (authority.startsWith("[")) {
+      int close = authority.indexOf(']');
+      if (close < 0) {
+        return Optional.of("bad host '" + authority + "'");
+      }
+      host = authority.substring(0, close + 1);
+      String rest = authority.substring(close + 1);
+      port = rest.startsWith(":") ? rest.substring(1) : rest.isEmpty() ? null : rest;
+    } else {
+      int colon = authority.lastIndexOf(':');
+      host = colon < 0 ? authority : authority.substring(0, colon);
+      port = colon < 0 ? null : authority.substring(colon + 1);
+    }
+    if (host.isEmpty()) {
+      return Optional.of("no host");
+    }
+    if (port == null || port.isEmpty()) {
+      return Optional.of("no port");
+    }
+    if (!port.matches("[0-9]{1,9}")) {
+      return Optional.of("bad port '" + port + "'");
+    }
+    int n = Integer.parseInt(port);
+    if (n < 1 || n > 65535) {
+      return Optional.of("bad port '" + port + "' (1 to 65535)");
+    }
+    return Optional.empty();
   }
 
   private static IllegalArgumentException badEndpoint(String endpoint, String why) {
