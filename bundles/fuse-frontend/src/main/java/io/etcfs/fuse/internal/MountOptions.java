@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * libfuse's command line for one mount. What each option is for (measured, see
- * shared/NOTES-jnr-fuse.md): big_writes + max_write=131072 make each write callback 128 KiB
+ * docs/ARCHITECTURE.md, "The FUSE front end"): big_writes + max_write=131072 make each write callback 128 KiB
  * (libfuse 2's ceiling) instead of 4 KiB; default_permissions makes the kernel check permission
  * bits (libfuse 2 checks none); allow_other lets every user in; use_ino keeps inode numbers (hard
  * links); auto_unmount has fusermount remove the mount when the JVM dies; no hard_remove, so
