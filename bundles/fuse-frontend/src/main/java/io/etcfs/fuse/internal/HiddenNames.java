@@ -19,7 +19,7 @@ final class HiddenNames {
   private final Map<String, Long> hidden = new ConcurrentHashMap<>();
 
   static boolean isHidden(String name) {
-    return NAME.matcher(name).matches();
+    return name.startsWith(".fuse_hidden") && NAME.matcher(name).matches();
   }
 
   Long get(long dir, String name) {
@@ -37,6 +37,10 @@ final class HiddenNames {
 
   int size() {
     return hidden.size();
+  }
+
+  boolean isEmpty() {
+    return hidden.isEmpty();
   }
 
   private static String key(long dir, String name) {

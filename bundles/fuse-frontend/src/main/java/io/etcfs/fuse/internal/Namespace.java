@@ -33,7 +33,8 @@ final class Namespace {
     if (path == null) {
       throw new FsException(Errno.ENOENT, "no path (the file was removed)");
     }
-    if (!"/".equals(path) && HiddenNames.isHidden(Paths.name(path))) {
+    // every call resolves paths (dozens per create): only look while some file is hidden
+    if (!hidden.isEmpty() && !"/".equals(path) && HiddenNames.isHidden(Paths.name(path))) {
       Long ino = hidden.get(parent(path, caller), Paths.name(path));
       if (ino != null) {
         return vfs.getattr(ino); // unlinked, still open here: nlink 0
