@@ -91,6 +91,13 @@ final class Distribution {
     ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.environment().put("ETCFS_RUNTIME_DIR", runtimeDir.toString());
     pb.environment().remove("ETCFS_ETCD");
+    // the failsafe execution that reruns a cross-section on the libfuse 2 front end sets this
+    String frontend = System.getProperty("etcfs.frontend", "");
+    if (!frontend.isEmpty()) {
+      pb.environment().put("ETCFS_FRONTEND", frontend);
+    } else {
+      pb.environment().remove("ETCFS_FRONTEND");
+    }
     pb.environment().putAll(env);
     return pb;
   }

@@ -115,6 +115,48 @@ class MountIT {
     assertEquals(0, etcfs("umount", mp.toString()).exit());
   }
 
+  /**
+   * The front end is the one asked for, and only that one exists; where libfuse 3 is missing
+   * (hidden here by naming a library file that does not exist) the node says so in one line and
+   * mounts through libfuse 2. Either way the mount works.
+   */
+  @Test
+  void theFrontEndIsTheOneAskedForAndLibfuse2StandsInForAMissingLibfuse3() throws Exception {
+    Distribution.Result bad = mount("--frontend", "fast");
+    assertRefused(bad, "etcfs: unknown front end 'fast' (lowlevel or highlevel)");
+
+    assertEquals(0, mount().exit());
+    assertFrontEnd("io.etcfs.fuse3.internal.Fuse3Frontend", "io.etcfs.fuse.internal.FuseFrontend");
+    assertEquals(0, etcfs("umount", mp.toString()).exit());
+
+    assertEquals(0, mount("--frontend", "highlevel").exit());
+    assertFrontEnd("io.etcfs.fuse.internal.FuseFrontend", "io.etcfs.fuse3.internal.Fuse3Frontend");
+    assertEquals(0, etcfs("umount", mp.toString()).exit());
+
+    Path log = tmp.resolve("n1-fallback.log");
+    Distribution.Result m = Distribution.etcfs(runtime, T,
+        java.util.Map.of("ETCFS_NODE_JAVA_OPTS", "-Detcfs.libfuse3=/nonexistent/libfuse3.so.3"),
+        "mount", image.toString(), mp.toString(), "--etcd", etcd, "--name", fs, "--node", "n1",
+        "--state-dir", state.toString(), "--log", log.toString());
+    assertEquals(0, m.exit(), m.toString());
+    assertFrontEnd("io.etcfs.fuse.internal.FuseFrontend", "io.etcfs.fuse3.internal.Fuse3Frontend");
+    assertTrue(Files.readString(log).contains("libfuse3.so.3 not found (install the libfuse3-3 "
+        + "package): mounting through libfuse 2 (--frontend highlevel) instead"),
+        Files.readString(log));
+    Files.writeString(mp.resolve("works"), "yes");
+    assertEquals("yes", Files.readString(mp.resolve("works")));
+    assertEquals(0, etcfs("umount", mp.toString()).exit());
+  }
+
+  /** {@code active} is the one component instance; {@code absent} has none. */
+  private void assertFrontEnd(String active, String absent) throws Exception {
+    String list = shell("scr:list");
+    assertTrue(list.lines().anyMatch(l -> l.startsWith(active + " in bundle")
+        && l.endsWith("enabled, 1 instance.")), list);
+    assertTrue(list.lines().anyMatch(l -> l.startsWith(absent + " in bundle")
+        && l.endsWith("enabled, 0 instances.")), list);
+  }
+
   private String shell(String command) throws Exception {
     Distribution.Result r = etcfs("shell", mp.toString(), "-c", command);
     assertEquals(0, r.exit(), r.toString());

@@ -50,6 +50,8 @@ final class MountCommand implements Callable<Integer> {
   @Option(names = "--foreground", description = "Run the node in this terminal, with its shell.")
   boolean foreground;
 
+  @picocli.CommandLine.Mixin FrontendOption frontendOption;
+
   @Override
   public Integer call() throws IOException, InterruptedException {
     FenceSpec fence = fenceOptions.spec();
@@ -98,7 +100,8 @@ final class MountCommand implements Callable<Integer> {
     return new NodeSpec(name, nodeName, device.toAbsolutePath().normalize(),
         mountpoint.toAbsolutePath().normalize(), abs,
         log != null ? log.toAbsolutePath() : abs.resolve(nodeName + ".log"),
-        etcd.connection(), (int) Math.max(1, leaseTtl.toSeconds()), backend, fence);
+        etcd.connection(), (int) Math.max(1, leaseTtl.toSeconds()), backend, fence,
+        frontendOption.name());
   }
 
   private static String hostName() {

@@ -52,6 +52,8 @@ final class UpCommand implements Callable<Integer> {
 
   @Mixin FenceOptions fenceOptions;
 
+  @Mixin FrontendOption frontendOption;
+
   private EtcdProcess ownEtcd;
   private final List<NodeSpec> started = new ArrayList<>();
   private final List<Process> procs = new ArrayList<>();
@@ -104,7 +106,8 @@ final class UpCommand implements Callable<Integer> {
       String node = "node" + i;
       Path mp = Files.createDirectories(d.resolve("mnt").resolve(node));
       NodeSpec spec = new NodeSpec(name, node, device, mp, d.resolve("run"),
-          d.resolve("log").resolve(node + ".log"), conn, 10, "etcd", fence);
+          d.resolve("log").resolve(node + ".log"), conn, 10, "etcd", fence,
+          frontendOption.name());
       NodeLauncher.check(spec, store);
       procs.add(NodeLauncher.spawn(spec));
       started.add(spec);

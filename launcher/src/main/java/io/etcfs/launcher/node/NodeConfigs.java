@@ -12,12 +12,16 @@ import java.util.Set;
 public final class NodeConfigs {
   static final String EXEC_AGENT = "io.etcfs.fence.exec";
   static final String RESERVATION_AGENT = "io.etcfs.fence.reservation";
+  /** The two FUSE front ends: exactly one is configured. */
+  public static final String FUSE_HIGHLEVEL = "io.etcfs.fuse";
+  public static final String FUSE_LOWLEVEL = "io.etcfs.fuse3";
 
   /**
    * PIDs configured only when the user selects that component: each one's component requires
    * its configuration, so without it the component simply does not exist, which is not a fault.
    */
-  public static final Set<String> SELECTED_ONLY = Set.of(EXEC_AGENT, RESERVATION_AGENT);
+  public static final Set<String> SELECTED_ONLY =
+      Set.of(EXEC_AGENT, RESERVATION_AGENT, FUSE_HIGHLEVEL, FUSE_LOWLEVEL);
 
   private NodeConfigs() {}
 
@@ -53,7 +57,8 @@ public final class NodeConfigs {
     c.put("io.etcfs.lock.etcd", props("fsName", s.fsName(), "nodeName", s.nodeName()));
     c.put("io.etcfs.lock.hazelcast", props("fsName", s.fsName(), "nodeName", s.nodeName()));
     c.put("io.etcfs.alloc.arena", props("fsName", s.fsName(), "nodeName", s.nodeName()));
-    c.put("io.etcfs.fuse", props("fsName", s.fsName(), "mountpoint", s.mountpoint().toString()));
+    c.put(s.frontend().equals(NodeSpec.HIGHLEVEL) ? FUSE_HIGHLEVEL : FUSE_LOWLEVEL,
+        props("fsName", s.fsName(), "mountpoint", s.mountpoint().toString()));
     return c;
   }
 

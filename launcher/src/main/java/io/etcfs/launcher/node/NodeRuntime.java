@@ -66,6 +66,7 @@ public final class NodeRuntime implements AutoCloseable {
       // lock backend in the spec, the etcd client is configured first and the recorded backend
       // read through it before anything else is configured.
       BundleContext ctx = fw.getBundleContext();
+      spec = Frontends.resolve(spec);
       Map<String, Hashtable<String, Object>> configs = NodeConfigs.of(spec);
       if (spec.lockBackend().isEmpty()) {
         Configs.update(ctx, NodeConfigs.ETCD, configs.remove(NodeConfigs.ETCD));

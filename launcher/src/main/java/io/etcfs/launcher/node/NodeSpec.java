@@ -25,6 +25,8 @@ import java.util.Properties;
  * @param lockBackend the lock backend's name, or empty: the one the filesystem record names
  *     (the node reads it once its etcd client is up)
  * @param fence the fence agent recovery runs against a dead node
+ * @param frontend the FUSE front end: {@value #LOWLEVEL} (libfuse 3's low-level API) or
+ *     {@value #HIGHLEVEL} (libfuse 2 through jnr-fuse)
  */
 public record NodeSpec(
     String fsName,
@@ -36,7 +38,17 @@ public record NodeSpec(
     EtcdConnection etcd,
     int leaseTtlSeconds,
     String lockBackend,
-    FenceSpec fence) {
+    FenceSpec fence,
+    String frontend) {
+  public static final String LOWLEVEL = "lowlevel";
+  public static final String HIGHLEVEL = "highlevel";
+
+  public NodeSpec(String fsName, String nodeName, Path device, Path mountpoint, Path stateDir,
+      Path logFile, EtcdConnection etcd, int leaseTtlSeconds, String lockBackend,
+      FenceSpec fence) {
+    this(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd, leaseTtlSeconds,
+        lockBackend, fence, LOWLEVEL);
+  }
 
   /** A node without a fence agent: recovery relies on the lease, grace and device heartbeat. */
   public NodeSpec(String fsName, String nodeName, Path device, Path mountpoint, Path stateDir,
@@ -48,7 +60,13 @@ public record NodeSpec(
   /** This spec with the lock backend resolved. */
   public NodeSpec withLockBackend(String backend) {
     return new NodeSpec(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd,
-        leaseTtlSeconds, backend, fence);
+        leaseTtlSeconds, backend, fence, frontend);
+  }
+
+  /** This spec with another front end. */
+  public NodeSpec withFrontend(String name) {
+    return new NodeSpec(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd,
+        leaseTtlSeconds, lockBackend, fence, name);
   }
 
   public Path pidFile() {
@@ -77,6 +95,7 @@ public record NodeSpec(
     p.setProperty("logFile", logFile.toString());
     p.setProperty("leaseTtlSeconds", Integer.toString(leaseTtlSeconds));
     p.setProperty("lockBackend", lockBackend);
+    p.setProperty("frontend", frontend);
     etcd.store(p);
     fence.store(p);
     Path file = specFile();
@@ -104,7 +123,8 @@ public record NodeSpec(
         EtcdConnection.load(p),
         Integer.parseInt(req(p, "leaseTtlSeconds")),
         req(p, "lockBackend"),
-        fence(p, file));
+        fence(p, file),
+        p.getProperty("frontend", LOWLEVEL));
   }
 
   private static FenceSpec fence(Properties p, Path file) {

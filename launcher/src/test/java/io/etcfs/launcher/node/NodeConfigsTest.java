@@ -24,6 +24,43 @@ class NodeConfigsTest {
   }
 
   @Test
+  void exactlyTheChosenFrontEndIsConfigured() {
+    Map<String, Hashtable<String, Object>> low = NodeConfigs.of(spec(FenceSpec.NONE));
+    assertEquals(Map.of("fsName", "prod", "mountpoint", tmp.resolve("mnt").toString()),
+        Map.copyOf(low.get(NodeConfigs.FUSE_LOWLEVEL)));
+    assertFalse(low.containsKey(NodeConfigs.FUSE_HIGHLEVEL));
+    Map<String, Hashtable<String, Object>> high =
+        NodeConfigs.of(spec(FenceSpec.NONE).withFrontend(NodeSpec.HIGHLEVEL));
+    assertEquals(Map.of("fsName", "prod", "mountpoint", tmp.resolve("mnt").toString()),
+        Map.copyOf(high.get(NodeConfigs.FUSE_HIGHLEVEL)));
+    assertFalse(high.containsKey(NodeConfigs.FUSE_LOWLEVEL));
+  }
+
+  @Test
+  void aMissingLibfuse3FallsBackToTheHighLevelFrontEnd() {
+    String before = System.getProperty(Frontends.LIBRARY_PROPERTY);
+    try {
+      System.setProperty(Frontends.LIBRARY_PROPERTY, tmp.resolve("no-libfuse3.so.3").toString());
+      assertEquals(NodeSpec.HIGHLEVEL, Frontends.resolve(spec(FenceSpec.NONE)).frontend());
+      assertEquals(NodeSpec.HIGHLEVEL, Frontends.resolve(
+          spec(FenceSpec.NONE).withFrontend(NodeSpec.HIGHLEVEL)).frontend());
+    } finally {
+      if (before == null) {
+        System.clearProperty(Frontends.LIBRARY_PROPERTY);
+      } else {
+        System.setProperty(Frontends.LIBRARY_PROPERTY, before);
+      }
+    }
+  }
+
+  @Test
+  void theSpecFileCarriesTheFrontEnd() throws Exception {
+    NodeSpec s = spec(FenceSpec.NONE).withFrontend(NodeSpec.HIGHLEVEL);
+    s.write();
+    assertEquals(NodeSpec.HIGHLEVEL, NodeSpec.read(s.specFile()).frontend());
+  }
+
+  @Test
   void noneSelectsTheNoneAgentAndConfiguresNoOther() {
     Map<String, Hashtable<String, Object>> c = NodeConfigs.of(spec(FenceSpec.NONE));
     assertEquals("(etcfs.fence.agent=none)", c.get("io.etcfs.fencing").get("fenceAgent.target"));

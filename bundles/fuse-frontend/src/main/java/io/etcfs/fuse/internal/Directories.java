@@ -1,5 +1,7 @@
 package io.etcfs.fuse.internal;
 
+import io.etcfs.fuse.common.Handles;
+import io.etcfs.fuse.common.DirHandle;
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.DirEntry;
 import io.etcfs.spi.vfs.DirPage;

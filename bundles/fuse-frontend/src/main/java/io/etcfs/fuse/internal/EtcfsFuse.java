@@ -1,5 +1,8 @@
 package io.etcfs.fuse.internal;
 
+import io.etcfs.fuse.common.Handles;
+import io.etcfs.fuse.common.ProcGroups;
+import io.etcfs.fuse.common.Guard;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.OpenFile;
 import io.etcfs.spi.vfs.SetAttr;

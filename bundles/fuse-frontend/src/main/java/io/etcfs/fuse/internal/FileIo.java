@@ -1,5 +1,6 @@
 package io.etcfs.fuse.internal;
 
+import io.etcfs.fuse.common.Handles;
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.Errno;

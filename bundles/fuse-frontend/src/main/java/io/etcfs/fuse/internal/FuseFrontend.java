@@ -1,5 +1,6 @@
 package io.etcfs.fuse.internal;
 
+import io.etcfs.fuse.common.Components;
 import io.etcfs.spi.vfs.Vfs;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -80,20 +81,10 @@ public final class FuseFrontend {
 
   /** jnr-ffi generates its callback classes through the context loader: make it this bundle's. */
   static <T> T withBundleLoader(Supplier<T> action) {
-    Thread thread = Thread.currentThread();
-    ClassLoader previous = thread.getContextClassLoader();
-    thread.setContextClassLoader(FuseFrontend.class.getClassLoader());
-    try {
-      return action.get();
-    } finally {
-      thread.setContextClassLoader(previous);
-    }
+    return Components.withLoaderOf(FuseFrontend.class, action);
   }
 
   private static String required(String name, String value) {
-    if (value == null || value.isBlank()) {
-      throw new IllegalArgumentException(PID + ": " + name + " is not set");
-    }
-    return value;
+    return Components.required(PID, name, value);
   }
 }

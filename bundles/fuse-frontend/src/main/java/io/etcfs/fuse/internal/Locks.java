@@ -1,5 +1,7 @@
 package io.etcfs.fuse.internal;
 
+import io.etcfs.fuse.common.Handles;
+import io.etcfs.fuse.common.LockRanges;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.OpenFile;
@@ -64,46 +66,17 @@ final class Locks {
     }
   }
 
-  /**
-   * The kernel has already resolved SEEK_CUR / SEEK_END and negative lengths: libfuse hands over
-   * SEEK_SET, a start, and a length that is 0 for "to the end". Anything else is refused.
-   */
   static PosixLock toLock(int type, int whence, long start, long len, int pid)
       throws FsException {
-    PosixLock.Type t = switch (type) {
-      case F_RDLCK -> PosixLock.Type.READ;
-      case F_WRLCK -> PosixLock.Type.WRITE;
-      case F_UNLCK -> PosixLock.Type.UNLOCK;
-      default -> throw new FsException(Errno.EINVAL, "lock type " + type
-          + " is not F_RDLCK, F_WRLCK or F_UNLCK");
-    };
-    if (whence != SEEK_SET) {
-      throw new FsException(Errno.EINVAL, "lock whence " + whence + " is not SEEK_SET");
-    }
-    if (start < 0 || len < 0) {
-      throw new FsException(Errno.EINVAL, "lock range start " + start + " length " + len);
-    }
-    if (len == 0) {
-      return new PosixLock(t, start, PosixLock.EOF, pid);
-    }
-    long end = start + (len - 1);
-    if (end < start) {
-      throw new FsException(Errno.EOVERFLOW, "lock range start " + start + " length " + len
-          + " ends past the largest offset");
-    }
-    return new PosixLock(t, start, end, pid);
+    return LockRanges.toLock(type, whence, start, len, pid);
   }
 
   /** The answer of F_GETLK, written back into the caller's struct flock. */
   static void fill(PosixLock lock, Flock fl) {
-    fl.l_type.set(switch (lock.type()) {
-      case READ -> F_RDLCK;
-      case WRITE -> F_WRLCK;
-      case UNLOCK -> F_UNLCK;
-    });
+    fl.l_type.set(LockRanges.type(lock));
     fl.l_whence.set(SEEK_SET);
     fl.l_start.set(lock.start());
-    fl.l_len.set(lock.end() == PosixLock.EOF ? 0 : lock.end() - lock.start() + 1);
+    fl.l_len.set(LockRanges.length(lock));
     fl.l_pid.set(lock.pid());
   }
 }

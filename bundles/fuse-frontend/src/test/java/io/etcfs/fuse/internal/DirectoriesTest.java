@@ -1,5 +1,7 @@
 package io.etcfs.fuse.internal;
 
+import io.etcfs.fuse.common.Handles;
+import io.etcfs.fuse.common.DirHandle;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

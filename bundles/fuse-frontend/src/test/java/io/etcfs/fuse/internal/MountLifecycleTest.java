@@ -1,5 +1,6 @@
 package io.etcfs.fuse.internal;
 
+import io.etcfs.fuse.common.MountInfo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

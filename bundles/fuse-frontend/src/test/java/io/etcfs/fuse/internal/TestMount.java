@@ -1,5 +1,7 @@
 package io.etcfs.fuse.internal;
 
+import io.etcfs.fuse.common.Fusermount;
+import io.etcfs.fuse.common.MountInfo;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package io.etcfs.fuse.internal;
+package io.etcfs.fuse.common;
 
 import io.etcfs.spi.vfs.DirEntry;
 import io.etcfs.spi.vfs.DirPage;
@@ -11,24 +11,24 @@ import java.util.List;
  * of entries per readdir call, far fewer than a Vfs page; keeping the page lets the following
  * calls continue from memory instead of asking the Vfs (etcd) again for the same keys.
  */
-final class DirHandle {
-  static final int PAGE = 512;
+public final class DirHandle {
+  public static final int PAGE = 512;
 
-  final long ino;
-  final long parentIno;
+  public final long ino;
+  public final long parentIno;
   /** The offset a readdir call last ended at without getting past a cookie group. */
-  volatile long stuckAt = -1;
+  public volatile long stuckAt = -1;
   private long startCookie = -1;
   private List<DirEntry> entries = List.of();
   private boolean more;
 
-  DirHandle(long ino, long parentIno) {
+  public DirHandle(long ino, long parentIno) {
     this.ino = ino;
     this.parentIno = parentIno;
   }
 
   /** Entries after {@code cookie}, from the kept page where it covers them. */
-  synchronized DirPage after(Vfs vfs, long cookie) throws FsException {
+  public synchronized DirPage after(Vfs vfs, long cookie) throws FsException {
     int from = cookie == startCookie ? 0 : indexAfter(cookie);
     if (from < 0 || (from == entries.size() && more)) {
       DirPage page = vfs.readdir(ino, cookie, PAGE);

@@ -1,4 +1,4 @@
-package io.etcfs.fuse.internal;
+package io.etcfs.fuse.common;
 
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
@@ -14,24 +14,24 @@ import java.util.concurrent.atomic.AtomicLong;
  * number space for both, never reused within a mount, so a stale or mixed-up handle is EBADF and
  * never someone else's file.
  */
-final class Handles {
+public final class Handles {
   private final AtomicLong next = new AtomicLong(1);
   private final Map<Long, OpenFile> files = new ConcurrentHashMap<>();
   private final Map<Long, DirHandle> dirs = new ConcurrentHashMap<>();
 
-  long add(OpenFile file) {
+  public long add(OpenFile file) {
     long fh = next.getAndIncrement();
     files.put(fh, file);
     return fh;
   }
 
-  long add(DirHandle dir) {
+  public long add(DirHandle dir) {
     long fh = next.getAndIncrement();
     dirs.put(fh, dir);
     return fh;
   }
 
-  OpenFile file(long fh) throws FsException {
+  public OpenFile file(long fh) throws FsException {
     OpenFile file = files.get(fh);
     if (file == null) {
       throw new FsException(Errno.EBADF, "no open file with handle " + fh);
@@ -39,7 +39,7 @@ final class Handles {
     return file;
   }
 
-  OpenFile removeFile(long fh) throws FsException {
+  public OpenFile removeFile(long fh) throws FsException {
     OpenFile file = files.remove(fh);
     if (file == null) {
       throw new FsException(Errno.EBADF, "no open file with handle " + fh);
@@ -47,7 +47,7 @@ final class Handles {
     return file;
   }
 
-  DirHandle dir(long fh) throws FsException {
+  public DirHandle dir(long fh) throws FsException {
     DirHandle dir = dirs.get(fh);
     if (dir == null) {
       throw new FsException(Errno.EBADF, "no open directory with handle " + fh);
@@ -55,16 +55,16 @@ final class Handles {
     return dir;
   }
 
-  void removeDir(long fh) {
+  public void removeDir(long fh) {
     dirs.remove(fh);
   }
 
-  int openFiles() {
+  public int openFiles() {
     return files.size();
   }
 
   /** Takes every file still open, for release once the kernel can no longer close them. */
-  List<OpenFile> drainFiles() {
+  public List<OpenFile> drainFiles() {
     List<OpenFile> left = new ArrayList<>();
     for (Long fh : List.copyOf(files.keySet())) {
       OpenFile file = files.remove(fh);

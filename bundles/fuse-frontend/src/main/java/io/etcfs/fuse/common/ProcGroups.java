@@ -1,4 +1,4 @@
-package io.etcfs.fuse.internal;
+package io.etcfs.fuse.common;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -13,15 +13,15 @@ import java.util.List;
  * gid and thread id; the rest is in {@code /proc/<tid>/status} (as libfuse's fuse_getgroups
  * reads it). Read only when a group check needs it: most requests never do.
  */
-final class ProcGroups {
+public final class ProcGroups {
   private ProcGroups() {}
 
   /** The groups of thread {@code tid}; empty if it has gone (it waits for no answer then). */
-  static List<Integer> of(int tid) {
+  public static List<Integer> of(int tid) {
     return of(Path.of("/proc", Integer.toString(tid), "status"));
   }
 
-  static List<Integer> of(Path status) {
+  public static List<Integer> of(Path status) {
     try (BufferedReader r = Files.newBufferedReader(status, StandardCharsets.US_ASCII)) {
       for (String line = r.readLine(); line != null; line = r.readLine()) {
         if (line.startsWith("Groups:")) {

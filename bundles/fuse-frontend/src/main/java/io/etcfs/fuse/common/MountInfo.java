@@ -1,4 +1,4 @@
-package io.etcfs.fuse.internal;
+package io.etcfs.fuse.common;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,15 +17,15 @@ import java.util.Optional;
  * @param type the filesystem type ("fuse.etcfs")
  * @param source the mount source ("etcfs:name")
  */
-record MountInfo(String device, String mountpoint, String type, String source) {
-  static final Path PROC = Path.of("/proc/self/mountinfo");
+public record MountInfo(String device, String mountpoint, String type, String source) {
+  public static final Path PROC = Path.of("/proc/self/mountinfo");
 
   /** The topmost mount at {@code mountpoint}, if any. */
-  static Optional<MountInfo> at(Path mountpoint) {
+  public static Optional<MountInfo> at(Path mountpoint) {
     return at(PROC, mountpoint);
   }
 
-  static Optional<MountInfo> at(Path table, Path mountpoint) {
+  public static Optional<MountInfo> at(Path table, Path mountpoint) {
     String wanted = mountpoint.toString();
     List<String> lines;
     try {
@@ -44,7 +44,7 @@ record MountInfo(String device, String mountpoint, String type, String source) {
   }
 
   /** "36 35 98:0 /root /mnt rw,noatime master:1 - ext3 /dev/root rw": null if malformed. */
-  static MountInfo parse(String line) {
+  public static MountInfo parse(String line) {
     String[] fields = line.split(" ");
     int separator = List.of(fields).indexOf("-");
     if (fields.length < 5 || separator < 0 || separator + 2 >= fields.length) {
@@ -56,7 +56,7 @@ record MountInfo(String device, String mountpoint, String type, String source) {
   }
 
   /** The kernel writes space, tab, newline and backslash as \ooo octal escapes. */
-  static String unescape(String field) {
+  public static String unescape(String field) {
     if (field.indexOf('\\') < 0) {
       return field;
     }

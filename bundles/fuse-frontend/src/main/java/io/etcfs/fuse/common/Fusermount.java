@@ -1,4 +1,4 @@
-package io.etcfs.fuse.internal;
+package io.etcfs.fuse.common;
 
 import java.io.IOException;
 import java.lang.System.Logger;
@@ -10,14 +10,14 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** Runs fusermount (which also works for a node that is not root) under a time limit. */
-final class Fusermount {
+public final class Fusermount {
   private static final Logger LOG = System.getLogger(Fusermount.class.getName());
-  static final Path CONNECTIONS = Path.of("/sys/fs/fuse/connections");
+  public static final Path CONNECTIONS = Path.of("/sys/fs/fuse/connections");
 
   private Fusermount() {}
 
   /** Runs {@code fusermount args}; true if it exited 0 in time. */
-  static boolean run(long timeoutMillis, String... args) {
+  public static boolean run(long timeoutMillis, String... args) {
     List<String> command = new ArrayList<>(List.of("fusermount"));
     command.addAll(List.of(args));
     try {
@@ -45,7 +45,7 @@ final class Fusermount {
    * files in it get ECONNABORTED and libfuse's loop ends now. Needs fusectl mounted; without it
    * the loop ends when the last of those files is closed.
    */
-  static void abortConnection(MountInfo mount) {
+  public static void abortConnection(MountInfo mount) {
     String[] majorMinor = mount.device().split(":");
     if (majorMinor.length != 2 || !"0".equals(majorMinor[0])) {
       return;

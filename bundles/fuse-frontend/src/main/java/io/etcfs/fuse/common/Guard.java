@@ -1,4 +1,4 @@
-package io.etcfs.fuse.internal;
+package io.etcfs.fuse.common;
 
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link FsException} becomes its negative errno, anything else -EIO, and a non-negative result
  * passes through.
  */
-final class Guard {
+public final class Guard {
   private static final Logger LOG = System.getLogger(Guard.class.getName());
   /** Failures whose stack trace was already logged: a bug hit on every call logs it once. */
   private final Set<String> traced = ConcurrentHashMap.newKeySet();
@@ -21,15 +21,15 @@ final class Guard {
   private volatile boolean closed;
 
   @FunctionalInterface
-  interface Call {
+  public interface Call {
     int run() throws FsException;
   }
 
-  void close() {
+  public void close() {
     closed = true;
   }
 
-  int run(String op, String path, Call call) {
+  public int run(String op, String path, Call call) {
     if (closed) {
       return -Errno.EIO;
     }

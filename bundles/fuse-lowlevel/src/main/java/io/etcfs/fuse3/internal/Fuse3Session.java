@@ -1,0 +1,186 @@
+package io.etcfs.fuse3.internal;
+
+import io.etcfs.fuse.common.FuseLoop;
+import io.etcfs.fuse.common.Preflight;
+import io.etcfs.spi.vfs.OpenFile;
+import io.etcfs.spi.vfs.Vfs;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * One mount on libfuse 3's low-level API: a session with etcfs's operations table, mounted by
+ * fuse_session_mount (which returns once the kernel has the mount), and libfuse's multi-threaded
+ * loop on a thread of its own. Closing unmounts with fusermount -u, lazily if the mount is busy,
+ * waits a bounded time for the loop to end, and frees the session only once it has.
+ */
+final class Fuse3Session implements AutoCloseable {
+  private static final Logger LOG = System.getLogger(Fuse3Session.class.getName());
+  static final String TYPE = "etcfs";
+  static final String FS_TYPE = "fuse." + TYPE;
+
+  /** FUSE_CAP_* bits (fuse_common.h). */
+  static final int CAP_ASYNC_READ = 1;
+  static final int CAP_POSIX_LOCKS = 1 << 1;
+  static final int CAP_ATOMIC_O_TRUNC = 1 << 3;
+  static final int CAP_FLOCK_LOCKS = 1 << 10;
+  static final int CAP_AUTO_INVAL_DATA = 1 << 12;
+  static final int CAP_READDIRPLUS = 1 << 13;
+  static final int CAP_READDIRPLUS_AUTO = 1 << 14;
+  static final int CAP_WRITEBACK_CACHE = 1 << 16;
+  static final int CAP_PARALLEL_DIROPS = 1 << 18;
+  static final int CAP_HANDLE_KILLPRIV = 1 << 20;
+
+  /** What one mount needs. */
+  record Options(String fsName, Path mountpoint, CacheSettings cache, int maxThreads,
+      Duration unmountTimeout) {
+
+    /** libfuse's -o list: see docs/ARCHITECTURE.md, "The FUSE front ends". */
+    String mountOptions() {
+      return String.join(",",
+          "fsname=" + escape("etcfs:" + fsName),
+          "subtype=" + TYPE,
+          "default_permissions",
+          "allow_other",
+          "auto_unmount");
+    }
+
+    /** libfuse's option parser splits at commas; a backslash escapes one. */
+    static String escape(String value) {
+      return value.replace("\\", "\\\\").replace(",", "\\,");
+    }
+  }
+
+  private final Libfuse3 lib;
+  private final Path mountpoint;
+  private final Requests requests;
+  private final LowLevelOps ops;
+  private final Callbacks.Table table;
+  private final Duration unmountTimeout;
+  private volatile long session;
+  private FuseLoop loop;
+
+  private Fuse3Session(Libfuse3 lib, Vfs vfs, Path mountpoint, Options options) {
+    this.lib = lib;
+    this.mountpoint = mountpoint;
+    this.unmountTimeout = options.unmountTimeout();
+    this.requests = new Requests(lib, mountpoint.toString());
+    this.ops = new LowLevelOps(vfs, lib, requests, options.cache());
+    this.table = new Callbacks.Table();
+    boolean readdirplus = options.cache().readdirplus();
+    ops.register(table, (userdata, conn) -> init(conn, readdirplus));
+  }
+
+  /** Mounts, or fails with one line saying why. Call with the bundle's context loader. */
+  static Fuse3Session mount(Libfuse3 lib, Vfs vfs, Options options) {
+    Path mountpoint = Preflight.check(options.mountpoint());
+    Fuse3Session s = new Fuse3Session(lib, vfs, mountpoint, options);
+    s.start(options);
+    return s;
+  }
+
+  /**
+   * The connection's settings, asked once when the kernel first talks to libfuse: cluster
+   * locks, O_TRUNC handed to open, writes of up to 1 MiB, nanosecond times, and no write-back
+   * cache (a write reaches etcfs before it returns, so another node's read can recall it).
+   */
+  private static void init(long conn, boolean readdirplus) {
+    int capable = Mem.IO.getInt(conn + Mem.CONN_CAPABLE);
+    int want = Mem.IO.getInt(conn + Mem.CONN_WANT);
+    want |= capable & (CAP_POSIX_LOCKS | CAP_FLOCK_LOCKS | CAP_ATOMIC_O_TRUNC | CAP_ASYNC_READ
+        | CAP_PARALLEL_DIROPS);
+    want &= ~CAP_WRITEBACK_CACHE;
+    if (readdirplus) {
+      want |= capable & (CAP_READDIRPLUS | CAP_READDIRPLUS_AUTO);
+    } else {
+      want &= ~(CAP_READDIRPLUS | CAP_READDIRPLUS_AUTO);
+    }
+    Mem.IO.putInt(conn + Mem.CONN_WANT, want);
+    Mem.IO.putInt(conn + Mem.CONN_MAX_WRITE, Requests.MAX_POOLED);
+    Mem.IO.putInt(conn + Mem.CONN_TIME_GRAN, 1);
+  }
+
+  private void start(Options options) {
+    long args = arguments(List.of(TYPE, "-o", options.mountOptions()));
+    long se = lib.fuse_session_new(args, table.address, table.size(), 0);
+    if (se == 0) {
+      throw refused("libfuse 3 refused the session (its reason is on the node's stderr)");
+    }
+    if (lib.fuse_session_mount(se, mountpoint.toString()) != 0) {
+      lib.fuse_session_destroy(se);
+      throw refused("libfuse 3 could not mount (its reason is on the node's stderr)");
+    }
+    session = se;
+    long config = lib.fuse_loop_cfg_create();
+    lib.fuse_loop_cfg_set_max_threads(config, options.maxThreads());
+    loop = new FuseLoop(mountpoint, FS_TYPE, "etcfs-fuse3 loop " + mountpoint, () -> {
+      try {
+        return lib.fuse_session_loop_mt_312(se, config);
+      } finally {
+        lib.fuse_loop_cfg_destroy(config);
+      }
+    });
+    if (!isMounted()) {
+      close();
+      throw refused("the mount is not in /proc/self/mountinfo after fuse_session_mount");
+    }
+    LOG.log(Level.INFO, "etcfs mounted at {0} (libfuse 3 low-level)", mountpoint);
+  }
+
+  private IllegalStateException refused(String why) {
+    return new IllegalStateException("cannot mount etcfs at " + mountpoint + ": " + why);
+  }
+
+  /** struct fuse_args {int argc; char **argv; int allocated;} in memory that is never freed. */
+  private static long arguments(List<String> argv) {
+    long vector = Mem.alloc(8L * (argv.size() + 1));
+    for (int i = 0; i < argv.size(); i++) {
+      byte[] bytes = argv.get(i).getBytes(StandardCharsets.UTF_8);
+      long s = Mem.alloc(bytes.length + 1);
+      Mem.putString(s, bytes);
+      Mem.IO.putLong(vector + 8L * i, s);
+    }
+    long args = Mem.alloc(24);
+    Mem.IO.putInt(args, argv.size());
+    Mem.IO.putLong(args + 8, vector);
+    Mem.IO.putInt(args + 16, 0);
+    return args;
+  }
+
+  Path mountpoint() {
+    return mountpoint;
+  }
+
+  boolean isMounted() {
+    return loop.isMounted();
+  }
+
+  int openFiles() {
+    return ops.openFiles();
+  }
+
+  /** Unmounts; bounded by the unmount timeout whatever the kernel or the callers do. */
+  @Override
+  public void close() {
+    boolean ended = loop.unmount(unmountTimeout);
+    requests.close();
+    for (OpenFile file : ops.drainFiles()) {
+      try {
+        file.release();
+      } catch (Exception e) {
+        LOG.log(Level.WARNING, "release of inode {0} at unmount: {1}", file.ino(), e.toString());
+      }
+    }
+    long se = session;
+    // freeing the session under threads still in libfuse's loop would crash the JVM
+    if (ended && se != 0) {
+      session = 0;
+      lib.fuse_session_unmount(se); // closes the device; the mount is gone already
+      lib.fuse_session_destroy(se);
+    }
+    LOG.log(Level.INFO, "etcfs unmounted from {0}", mountpoint);
+  }
+}

@@ -1,0 +1,531 @@
+package io.etcfs.fuse3.internal;
+
+import io.etcfs.fuse.common.DirHandle;
+import io.etcfs.fuse.common.Handles;
+import io.etcfs.fuse.common.LockRanges;
+import io.etcfs.fuse.common.ProcGroups;
+import io.etcfs.spi.vfs.Attr;
+import io.etcfs.spi.vfs.Caller;
+import io.etcfs.spi.vfs.DirEntry;
+import io.etcfs.spi.vfs.DirPage;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import io.etcfs.spi.vfs.OpenFile;
+import io.etcfs.spi.vfs.PosixLock;
+import io.etcfs.spi.vfs.SetAttr;
+import io.etcfs.spi.vfs.Vfs;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The low-level operations: each callback reads what it needs out of the request (names, the
+ * caller, the file handle; write data is copied) on libfuse's thread, hands the work to
+ * {@link Requests}, and returns; the worker that finishes it sends the reply. Inodes are etcfs's
+ * own numbers (FUSE_ROOT_ID 1 is {@link Vfs#ROOT}): no path is ever resolved.
+ *
+ * <p>Lookup counts: the core keeps an inode while it has a name or an open file, whatever the
+ * kernel remembers, so {@code forget} needs no bookkeeping; a kernel that asks for an inode
+ * that is gone gets ENOENT, as it would from any network filesystem.
+ */
+final class LowLevelOps {
+  /** setattr's to_set bits (fuse_lowlevel.h). */
+  static final int SET_MODE = 1;
+  static final int SET_UID = 1 << 1;
+  static final int SET_GID = 1 << 2;
+  static final int SET_SIZE = 1 << 3;
+  static final int SET_ATIME = 1 << 4;
+  static final int SET_MTIME = 1 << 5;
+  static final int SET_ATIME_NOW = 1 << 7;
+  static final int SET_MTIME_NOW = 1 << 8;
+  /** Readdir offsets: 0 = from ".", 1 = from "..", 2 = from the first entry, else a cookie. */
+  private static final long DOT_DONE = 1;
+  private static final long DOTDOT_DONE = 2;
+
+  private final Vfs vfs;
+  private final Libfuse3 lib;
+  private final Requests requests;
+  private final CacheSettings cache;
+  private final Handles handles = new Handles();
+  /** Each directory's parent as last seen by name, for readdir's "..": display only. */
+  private final Map<Long, Long> parents = Collections.synchronizedMap(
+      new LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
+          return size() > 8192;
+        }
+      });
+
+  LowLevelOps(Vfs vfs, Libfuse3 lib, Requests requests, CacheSettings cache) {
+    this.vfs = vfs;
+    this.lib = lib;
+    this.requests = requests;
+    this.cache = cache;
+  }
+
+  int openFiles() {
+    return handles.openFiles();
+  }
+
+  /** Files the kernel never released (the mount went away under them). */
+  List<OpenFile> drainFiles() {
+    return handles.drainFiles();
+  }
+
+  /** Registers every operation etcfs implements; the rest stay NULL (libfuse answers ENOSYS). */
+  void register(Callbacks.Table t, Callbacks.Init init) {
+    t.set(Callbacks.INIT, Callbacks.Init.class, init);
+    t.set(Callbacks.LOOKUP, Callbacks.ReqInoPtr.class, this::lookup);
+    t.set(Callbacks.FORGET, Callbacks.ReqInoLong.class, (req, ino, n) -> lib.fuse_reply_none(req));
+    t.set(Callbacks.FORGET_MULTI, Callbacks.ReqInoLong.class,
+        (req, count, array) -> lib.fuse_reply_none(req));
+    t.set(Callbacks.GETATTR, Callbacks.ReqInoPtr.class, this::getattr);
+    t.set(Callbacks.SETATTR, Callbacks.Setattr.class, this::setattr);
+    t.set(Callbacks.READLINK, Callbacks.ReqIno.class, this::readlink);
+    t.set(Callbacks.MKNOD, Callbacks.Mknod.class, this::mknod);
+    t.set(Callbacks.MKDIR, Callbacks.Mkdir.class, this::mkdir);
+    t.set(Callbacks.UNLINK, Callbacks.ReqInoPtr.class, this::unlink);
+    t.set(Callbacks.RMDIR, Callbacks.ReqInoPtr.class, this::rmdir);
+    t.set(Callbacks.SYMLINK, Callbacks.Symlink.class, this::symlink);
+    t.set(Callbacks.RENAME, Callbacks.Rename.class, this::rename);
+    t.set(Callbacks.LINK, Callbacks.Link.class, this::link);
+    t.set(Callbacks.OPEN, Callbacks.ReqInoPtr.class, this::open);
+    t.set(Callbacks.READ, Callbacks.Read.class, this::read);
+    t.set(Callbacks.WRITE, Callbacks.Write.class, this::write);
+    t.set(Callbacks.FLUSH, Callbacks.ReqInoPtr.class, this::flush);
+    t.set(Callbacks.RELEASE, Callbacks.ReqInoPtr.class, this::release);
+    t.set(Callbacks.FSYNC, Callbacks.Fsync.class, this::fsync);
+    t.set(Callbacks.OPENDIR, Callbacks.ReqInoPtr.class, this::opendir);
+    t.set(Callbacks.READDIR, Callbacks.Read.class,
+        (req, ino, size, off, fi) -> readdir(req, size, off, fi, false));
+    if (cache.readdirplus()) {
+      t.set(Callbacks.READDIRPLUS, Callbacks.Read.class,
+          (req, ino, size, off, fi) -> readdir(req, size, off, fi, true));
+    }
+    t.set(Callbacks.RELEASEDIR, Callbacks.ReqInoPtr.class, this::releasedir);
+    // directory changes are committed to etcd when they are made: nothing is left to sync
+    t.set(Callbacks.FSYNCDIR, Callbacks.Fsync.class, (req, ino, d, fi) -> lib.fuse_reply_err(req, 0));
+    t.set(Callbacks.STATFS, Callbacks.ReqIno.class, this::statfs);
+    t.set(Callbacks.SETXATTR, Callbacks.Setxattr.class, this::setxattr);
+    t.set(Callbacks.GETXATTR, Callbacks.Getxattr.class, this::getxattr);
+    t.set(Callbacks.LISTXATTR, Callbacks.ReqInoLong.class, this::listxattr);
+    t.set(Callbacks.REMOVEXATTR, Callbacks.ReqInoPtr.class, this::removexattr);
+    t.set(Callbacks.ACCESS, Callbacks.Access.class, this::access);
+    t.set(Callbacks.CREATE, Callbacks.Create.class, this::create);
+    t.set(Callbacks.GETLK, Callbacks.Getlk.class, this::getlk);
+    t.set(Callbacks.SETLK, Callbacks.Setlk.class, this::setlk);
+    t.set(Callbacks.FLOCK, Callbacks.Flock.class, this::flock);
+  }
+
+  // ---- the request's caller
+
+  private Caller caller(long req) {
+    long ctx = lib.fuse_req_ctx(req);
+    int uid = Mem.IO.getInt(ctx);
+    int gid = Mem.IO.getInt(ctx + 4);
+    int pid = Mem.IO.getInt(ctx + 8);
+    return Caller.withGroupsFrom(uid, gid, pid, () -> ProcGroups.of(pid));
+  }
+
+  // ---- names
+
+  private void lookup(long req, long parent, long namePtr) {
+    String name = Mem.string(namePtr);
+    Caller caller = caller(req);
+    requests.submit("lookup", req, () -> {
+      Attr a;
+      try {
+        a = vfs.lookup(parent, name, caller);
+      } catch (FsException e) {
+        if (e.errno() == Errno.ENOENT && cache.negativeSeconds() > 0) {
+          requests.replyNegative(req, cache.negativeSeconds());
+          return;
+        }
+        throw e;
+      }
+      rememberParent(a, parent);
+      requests.replyEntry(req, a, cache);
+    });
+  }
+
+  private void rememberParent(Attr a, long parent) {
+    if (a.isDirectory()) {
+      parents.put(a.ino(), parent);
+    }
+  }
+
+  private void getattr(long req, long ino, long fi) {
+    requests.submit("getattr", req, () -> requests.replyAttr(req, vfs.getattr(ino), cache));
+  }
+
+  private void setattr(long req, long ino, long st, int toSet, long fi) {
+    Integer mode = (toSet & SET_MODE) != 0 ? Mem.IO.getInt(st + 24) : null;
+    Integer uid = (toSet & SET_UID) != 0 ? Mem.IO.getInt(st + 28) : null;
+    Integer gid = (toSet & SET_GID) != 0 ? Mem.IO.getInt(st + 32) : null;
+    Long size = (toSet & SET_SIZE) != 0 ? Mem.IO.getLong(st + 48) : null;
+    Long atime = (toSet & SET_ATIME_NOW) != 0 ? Long.valueOf(SetAttr.NOW)
+        : (toSet & SET_ATIME) != 0 ? Long.valueOf(Mem.getTime(st + 72)) : null;
+    Long mtime = (toSet & SET_MTIME_NOW) != 0 ? Long.valueOf(SetAttr.NOW)
+        : (toSet & SET_MTIME) != 0 ? Long.valueOf(Mem.getTime(st + 88)) : null;
+    SetAttr changes = new SetAttr(mode, uid, gid, size, atime, mtime);
+    Caller caller = caller(req);
+    requests.submit("setattr", req,
+        () -> requests.replyAttr(req, vfs.setattr(ino, changes, caller), cache));
+  }
+
+  private void readlink(long req, long ino) {
+    requests.submit("readlink", req, () -> requests.replyReadlink(req, vfs.readlink(ino)));
+  }
+
+  private void mknod(long req, long parent, long namePtr, int mode, long rdev) {
+    String name = Mem.string(namePtr);
+    Caller caller = caller(req);
+    requests.submit("mknod", req,
+        () -> requests.replyEntry(req, vfs.mknod(parent, name, mode, rdev, caller), cache));
+  }
+
+  private void mkdir(long req, long parent, long namePtr, int mode) {
+    String name = Mem.string(namePtr);
+    Caller caller = caller(req);
+    requests.submit("mkdir", req, () -> {
+      Attr a = vfs.mkdir(parent, name, mode, caller);
+      rememberParent(a, parent);
+      requests.replyEntry(req, a, cache);
+    });
+  }
+
+  private void symlink(long req, long linkPtr, long parent, long namePtr) {
+    String target = Mem.string(linkPtr);
+    String name = Mem.string(namePtr);
+    Caller caller = caller(req);
+    requests.submit("symlink", req,
+        () -> requests.replyEntry(req, vfs.symlink(parent, name, target, caller), cache));
+  }
+
+  private void link(long req, long ino, long newParent, long namePtr) {
+    String name = Mem.string(namePtr);
+    Caller caller = caller(req);
+    requests.submit("link", req,
+        () -> requests.replyEntry(req, vfs.link(ino, newParent, name, caller), cache));
+  }
+
+  private void unlink(long req, long parent, long namePtr) {
+    String name = Mem.string(namePtr);
+    Caller caller = caller(req);
+    requests.submit("unlink", req, () -> {
+      vfs.unlink(parent, name, caller);
+      requests.replyOk(req);
+    });
+  }
+
+  private void rmdir(long req, long parent, long namePtr) {
+    String name = Mem.string(namePtr);
+    Caller caller = caller(req);
+    requests.submit("rmdir", req, () -> {
+      vfs.rmdir(parent, name, caller);
+      requests.replyOk(req);
+    });
+  }
+
+  private void rename(long req, long parent, long namePtr, long newParent, long newNamePtr,
+      int flags) {
+    String name = Mem.string(namePtr);
+    String newName = Mem.string(newNamePtr);
+    Caller caller = caller(req);
+    requests.submit("rename", req, () -> {
+      if (flags != 0) {
+        // RENAME_NOREPLACE / EXCHANGE / WHITEOUT: the core's rename has no flags yet; EINVAL
+        // is what a filesystem without them answers, and mv falls back to a plain rename
+        throw new FsException(Errno.EINVAL, "rename flags " + flags + " are not supported");
+      }
+      vfs.rename(parent, name, newParent, newName, caller);
+      requests.replyOk(req);
+    });
+  }
+
+  private void statfs(long req, long ino) {
+    requests.submit("statfs", req, () -> requests.replyStatfs(req, vfs.statfs()));
+  }
+
+  /** default_permissions: the kernel checked the bits; only existence is left. */
+  private void access(long req, long ino, int mask) {
+    requests.submit("access", req, () -> {
+      vfs.getattr(ino);
+      requests.replyOk(req);
+    });
+  }
+
+  // ---- open files
+
+  private void open(long req, long ino, long fi) {
+    int flags = Mem.IO.getInt(fi + Mem.FI_FLAGS);
+    Caller caller = caller(req);
+    requests.submit("open", req, () -> {
+      OpenFile file = vfs.open(ino, flags, caller);
+      requests.replyOpen(req, flags, handles.add(file), cache);
+    });
+  }
+
+  private void create(long req, long parent, long namePtr, int mode, long fi) {
+    String name = Mem.string(namePtr);
+    int flags = Mem.IO.getInt(fi + Mem.FI_FLAGS);
+    Caller caller = caller(req);
+    requests.submit("create", req, () -> {
+      OpenFile file = vfs.create(parent, name, mode, flags, caller);
+      long fh = handles.add(file);
+      Attr a;
+      try {
+        a = vfs.getattr(file.ino());
+      } catch (FsException | RuntimeException e) {
+        handles.removeFile(fh).release();
+        throw e;
+      }
+      requests.replyCreate(req, a, flags, fh, cache);
+    });
+  }
+
+  private void read(long req, long ino, long size, long off, long fi) {
+    long fh = Mem.IO.getLong(fi + Mem.FI_FH);
+    requests.submit("read", req, () -> {
+      OpenFile file = handles.file(fh);
+      int length = (int) Math.min(size, Integer.MAX_VALUE);
+      ByteBuffer dst = requests.readBuffer(length);
+      int n = file.read(dst, off);
+      if (n < 0 || n > length) {
+        throw new FsException(Errno.EIO, "read of inode " + ino + " returned " + n);
+      }
+      requests.replyBuf(req, Mem.address(dst), n);
+    });
+  }
+
+  private void write(long req, long ino, long buf, long size, long off, long fi) {
+    long fh = Mem.IO.getLong(fi + Mem.FI_FH);
+    // the buffer is libfuse's, reused for its next request as soon as this callback returns
+    ByteBuffer data = requests.copyIn(buf, (int) size);
+    requests.submit("write", req, () -> {
+      try {
+        int n = handles.file(fh).write(data, off);
+        if (n < 0 || n > size) {
+          throw new FsException(Errno.EIO, "write of inode " + ino + " returned " + n);
+        }
+        requests.replyWrite(req, n);
+      } finally {
+        requests.recycle(data);
+      }
+    });
+  }
+
+  /**
+   * close() of one descriptor. The kernel keeps no record of cluster POSIX locks, so it does not
+   * unlock them at close: as POSIX says, the closing process's locks on the file go here (one
+   * map look-up for an owner without locks), then what the file buffered is committed.
+   */
+  private void flush(long req, long ino, long fi) {
+    long fh = Mem.IO.getLong(fi + Mem.FI_FH);
+    long owner = Mem.IO.getLong(fi + Mem.FI_LOCK_OWNER);
+    requests.submit("flush", req, () -> {
+      OpenFile file = handles.file(fh);
+      vfs.setlk(file.ino(), owner, PosixLock.none(0, PosixLock.EOF), false, () -> false);
+      file.flush();
+      requests.replyOk(req);
+    });
+  }
+
+  /** The last close; it also lets go of the description's flock lock when the kernel says so. */
+  private void release(long req, long ino, long fi) {
+    long fh = Mem.IO.getLong(fi + Mem.FI_FH);
+    long owner = Mem.IO.getLong(fi + Mem.FI_LOCK_OWNER);
+    boolean flockRelease = (Mem.IO.getInt(fi + Mem.FI_BITS) & Mem.FI_FLOCK_RELEASE) != 0;
+    requests.submit("release", req, () -> {
+      OpenFile file = handles.removeFile(fh);
+      try {
+        file.release();
+      } finally {
+        if (flockRelease) {
+          vfs.flock(file.ino(), owner, Vfs.LOCK_UN, () -> false);
+        }
+      }
+      requests.replyOk(req);
+    });
+  }
+
+  private void fsync(long req, long ino, int datasync, long fi) {
+    long fh = Mem.IO.getLong(fi + Mem.FI_FH);
+    requests.submit("fsync", req, () -> {
+      handles.file(fh).fsync(datasync != 0);
+      requests.replyOk(req);
+    });
+  }
+
+  // ---- locks
+
+  private void getlk(long req, long ino, long fi, long fl) {
+    long owner = Mem.IO.getLong(fi + Mem.FI_LOCK_OWNER);
+    short type = Mem.IO.getShort(fl);
+    short whence = Mem.IO.getShort(fl + 2);
+    long start = Mem.IO.getLong(fl + 8);
+    long len = Mem.IO.getLong(fl + 16);
+    int pid = Mem.IO.getInt(fl + 24);
+    requests.submit("getlk", req, () -> {
+      PosixLock wanted = LockRanges.toLock(type, whence, start, len, pid);
+      requests.replyLock(req, vfs.getlk(ino, owner, wanted));
+    });
+  }
+
+  private void setlk(long req, long ino, long fi, long fl, int sleep) {
+    long owner = Mem.IO.getLong(fi + Mem.FI_LOCK_OWNER);
+    short type = Mem.IO.getShort(fl);
+    short whence = Mem.IO.getShort(fl + 2);
+    long start = Mem.IO.getLong(fl + 8);
+    long len = Mem.IO.getLong(fl + 16);
+    int pid = Mem.IO.getInt(fl + 24);
+    BooleanSupplier interrupted = () -> lib.fuse_req_interrupted(req) != 0;
+    requests.submit("setlk", req, () -> {
+      PosixLock lock = LockRanges.toLock(type, whence, start, len, pid);
+      vfs.setlk(ino, owner, lock, sleep != 0, interrupted);
+      requests.replyOk(req);
+    });
+  }
+
+  /** flock(2): the kernel passes LOCK_NB or-ed in for a request that must not wait. */
+  private void flock(long req, long ino, long fi, int op) {
+    long owner = Mem.IO.getLong(fi + Mem.FI_LOCK_OWNER);
+    BooleanSupplier interrupted = () -> lib.fuse_req_interrupted(req) != 0;
+    requests.submit("flock", req, () -> {
+      vfs.flock(ino, owner, op, interrupted);
+      requests.replyOk(req);
+    });
+  }
+
+  // ---- directories
+
+  private void opendir(long req, long ino, long fi) {
+    int flags = Mem.IO.getInt(fi + Mem.FI_FLAGS);
+    requests.submit("opendir", req, () -> {
+      Attr dir = vfs.getattr(ino);
+      if (!dir.isDirectory()) {
+        throw new FsException(Errno.ENOTDIR, "not a directory: inode " + ino);
+      }
+      long parent = ino == Vfs.ROOT ? Vfs.ROOT : parents.getOrDefault(ino, Vfs.ROOT);
+      requests.replyOpenDir(req, flags, handles.add(new DirHandle(ino, parent)));
+    });
+  }
+
+  private void releasedir(long req, long ino, long fi) {
+    long fh = Mem.IO.getLong(fi + Mem.FI_FH);
+    requests.submit("releasedir", req, () -> {
+      handles.removeDir(fh);
+      requests.replyOk(req);
+    });
+  }
+
+  /**
+   * readdir and readdirplus in offset mode: every entry carries the offset to continue after it
+   * (the same offsets as the libfuse 2 front end's, see DirHandle). readdirplus also hands the
+   * kernel each entry's attributes, which counts as a lookup of that entry (not of "." and "..").
+   */
+  private void readdir(long req, long size, long offset, long fi, boolean plus) {
+    long fh = Mem.IO.getLong(fi + Mem.FI_FH);
+    Caller caller = plus ? caller(req) : null;
+    requests.submit(plus ? "readdirplus" : "readdir", req, () -> {
+      DirHandle dir = handles.dir(fh);
+      DirBuffer out = requests.dirBuffer((int) Math.min(size, 1 << 20), plus, cache);
+      if (offset == 0 && !out.add(".", dir.ino, dirAttr(dir.ino), false, DOT_DONE)) {
+        requests.replyBuf(req, out.address(), out.used());
+        return;
+      }
+      if (offset <= DOT_DONE
+          && !out.add("..", dir.parentIno, dirAttr(dir.parentIno), false, DOTDOT_DONE)) {
+        requests.replyBuf(req, out.address(), out.used());
+        return;
+      }
+      long start = Math.max(offset, DOTDOT_DONE);
+      boolean cutGroups = dir.stuckAt == start;
+      long resume = start;
+      fill:
+      while (true) {
+        DirPage page = dir.after(vfs, resume == DOTDOT_DONE ? 0 : resume);
+        List<DirEntry> entries = page.entries();
+        for (int i = 0; i < entries.size(); i++) {
+          DirEntry e = entries.get(i);
+          boolean groupGoesOn = i + 1 < entries.size() && entries.get(i + 1).cookie() == e.cookie();
+          long next = groupGoesOn && !cutGroups ? resume : e.cookie();
+          Attr attr = plus ? entryAttr(dir.ino, e, caller) : typeOnly(e);
+          if (!out.add(e.name(), e.ino(), attr, plus && attr.nlink() >= 0, next)) {
+            dir.stuckAt = resume == start ? start : -1;
+            break fill;
+          }
+          resume = next;
+        }
+        if (!page.more() || entries.isEmpty()) {
+          break;
+        }
+      }
+      requests.replyBuf(req, out.address(), out.used());
+    });
+  }
+
+  private static Attr dirAttr(long ino) {
+    return new Attr(ino, Attr.S_IFDIR, -1, 0, 0, 0, 0, 0, 0, 0, 0);
+  }
+
+  private static Attr typeOnly(DirEntry e) {
+    return new Attr(e.ino(), e.type() & Attr.S_IFMT, -1, 0, 0, 0, 0, 0, 0, 0, 0);
+  }
+
+  /** An entry's attributes for readdirplus; one gone meanwhile is listed without them. */
+  private Attr entryAttr(long dir, DirEntry e, Caller caller) {
+    try {
+      Attr a = vfs.lookup(dir, e.name(), caller);
+      if (a.ino() == e.ino()) {
+        rememberParent(a, dir);
+        return a;
+      }
+    } catch (FsException ignored) {
+      // removed or replaced since the listing: no attributes, the kernel looks it up itself
+    }
+    return typeOnly(e);
+  }
+
+  // ---- extended attributes
+
+  private void setxattr(long req, long ino, long namePtr, long value, long size, int flags) {
+    String name = Mem.string(namePtr);
+    byte[] bytes = Mem.bytes(value, size);
+    Caller caller = caller(req);
+    requests.submit("setxattr", req, () -> {
+      vfs.setxattr(ino, name, bytes, flags, caller);
+      requests.replyOk(req);
+    });
+  }
+
+  private void getxattr(long req, long ino, long namePtr, long size) {
+    String name = Mem.string(namePtr);
+    requests.submit("getxattr", req, () -> requests.replyXattr(req, vfs.getxattr(ino, name), size));
+  }
+
+  private void listxattr(long req, long ino, long size) {
+    requests.submit("listxattr", req, () -> {
+      ByteArrayOutputStream names = new ByteArrayOutputStream();
+      for (String name : vfs.listxattr(ino)) {
+        names.writeBytes(name.getBytes(StandardCharsets.UTF_8));
+        names.write(0);
+      }
+      requests.replyXattr(req, names.toByteArray(), size);
+    });
+  }
+
+  private void removexattr(long req, long ino, long namePtr) {
+    String name = Mem.string(namePtr);
+    Caller caller = caller(req);
+    requests.submit("removexattr", req, () -> {
+      vfs.removexattr(ino, name, caller);
+      requests.replyOk(req);
+    });
+  }
+}
