@@ -2,6 +2,7 @@ package io.etcfs.itests;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -77,6 +78,56 @@ class CoherenceIT {
     }
     assertEquals("NODE2en on node1!", Files.readString(n3.resolve(name)));
     assertEquals(17, Files.size(n3.resolve(name)));
+  }
+
+  /**
+   * Shared mappings across nodes (issue #13 item 4): what one node stores through a mapping and
+   * msyncs, another reads after the hand-over — through read() and through a mapping of its
+   * own — and the other way round, with the mappings still in place. The libfuse 2 front end
+   * refuses MAP_SHARED (direct_io), which is checked instead.
+   */
+  @Test
+  void whatOneNodeStoresThroughAMappingAnotherReadsAfterMsync() throws Exception {
+    Path name = Path.of("mapped");
+    Files.write(n1.resolve(name), new byte[8192]);
+    if ("highlevel".equals(System.getProperty("etcfs.frontend"))) {
+      try (FileChannel a = FileChannel.open(n1.resolve(name), StandardOpenOption.READ)) {
+        assertThrows(java.io.IOException.class,
+            () -> a.map(FileChannel.MapMode.READ_ONLY, 0, 8192));
+      }
+      return;
+    }
+    try (FileChannel a = FileChannel.open(n1.resolve(name), StandardOpenOption.READ,
+            StandardOpenOption.WRITE);
+        FileChannel b = FileChannel.open(n2.resolve(name), StandardOpenOption.READ,
+            StandardOpenOption.WRITE)) {
+      java.nio.MappedByteBuffer ma = a.map(FileChannel.MapMode.READ_WRITE, 0, 8192);
+      ma.put(4096, "stored by node1".getBytes(StandardCharsets.UTF_8));
+      ma.force();
+      assertEquals("stored by node1", readAt(n2.resolve(name), 4096, 15));
+      java.nio.MappedByteBuffer mb = b.map(FileChannel.MapMode.READ_WRITE, 0, 8192);
+      assertEquals("stored by node1", string(mb, 4096, 15));
+      mb.put(4096, "STORED BY NODE2".getBytes(StandardCharsets.UTF_8));
+      mb.force();
+      assertEquals("STORED BY NODE2", readAt(n1.resolve(name), 4096, 15));
+      java.nio.MappedByteBuffer again = a.map(FileChannel.MapMode.READ_ONLY, 0, 8192);
+      assertEquals("STORED BY NODE2", string(again, 4096, 15));
+    }
+    assertEquals("STORED BY NODE2", readAt(n3.resolve(name), 4096, 15));
+  }
+
+  private static String readAt(Path file, long offset, int length) throws Exception {
+    try (FileChannel c = FileChannel.open(file, StandardOpenOption.READ)) {
+      ByteBuffer b = ByteBuffer.allocate(length);
+      c.read(b, offset);
+      return new String(b.array(), 0, b.position(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+  }
+
+  private static String string(ByteBuffer mapped, int offset, int length) {
+    byte[] b = new byte[length];
+    mapped.get(offset, b);
+    return new String(b, java.nio.charset.StandardCharsets.UTF_8);
   }
 
   /**

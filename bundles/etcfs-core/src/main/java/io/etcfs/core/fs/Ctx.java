@@ -25,6 +25,8 @@ final class Ctx {
   final Stats stats = new Stats();
   /** The names inodes were last seen under here, for their paths in shell output. */
   final LastNames names = new LastNames();
+  /** What the front end's kernel cache is told (names, attributes, locks going). */
+  final KernelNotices notices;
   private final Supplier<Allocator> allocator;
 
   Ctx(MetaStore store, FsKeys keys, Membership membership, Supplier<Allocator> allocator,
@@ -33,6 +35,8 @@ final class Ctx {
     this.keys = keys;
     this.cache = new MetaCache(this.store, keys::mirrored, keys::entryScope);
     this.tx = new TxRunner(this.store, cache, membership);
+    this.notices = new KernelNotices(keys);
+    tx.onCommit(notices);
     this.membership = membership;
     this.allocator = allocator;
     this.device = Counted.device(device, stats);

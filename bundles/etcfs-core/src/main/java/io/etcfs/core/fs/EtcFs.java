@@ -74,6 +74,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
       int blockSize, long bufferBytes, Duration lockWait) {
     this.ctx = new Ctx(store, new FsKeys(fsName), membership, allocator, device, blockSize);
     this.watch = new CacheWatch(ctx.store, ctx.keys, ctx.cache);
+    watch.setListener(ctx.notices::onEvents);
     Extents extents = new Extents(ctx);
     this.extentsOf = extents;
     OpenFiles open = new OpenFiles();
@@ -328,5 +329,16 @@ public final class EtcFs implements Vfs, AutoCloseable {
   public void close() {
     posixLocks.close();
     watch.close();
+    ctx.notices.close();
+  }
+
+  @Override
+  public void setKernelCache(io.etcfs.spi.vfs.KernelCache cache) {
+    ctx.notices.setSink(cache);
+  }
+
+  @Override
+  public long cacheGrant(long ino) {
+    return locks.cacheGrant(ino);
   }
 }

@@ -37,6 +37,8 @@ final class InodeLocks implements RecallHandler {
   static final Duration WAIT = Duration.ofSeconds(30);
   /** How long a new holder waits for its cache to show what the previous holders committed. */
   private static final long CATCH_UP_MS = 5000;
+  /** See {@link #waitFor}: short, since it bounds how long such a call waits to be let in. */
+  private static final Duration GOING_SLICE = Duration.ofMillis(20);
 
   private final Ctx ctx;
   private final Supplier<LockService> service;
@@ -54,6 +56,8 @@ final class InodeLocks implements RecallHandler {
           return size() > 4096;
         }
       });
+  /** Locks being let go: no cache grant from them any more. */
+  private final java.util.Set<HeldLock> going = ConcurrentHashMap.newKeySet();
   private volatile Flusher flusher;
   private volatile LockService attached;
   private volatile LockSession watched;
@@ -73,10 +77,18 @@ final class InodeLocks implements RecallHandler {
     LockService s = service();
     HeldLock lock;
     HeldLock before;
+    long deadline = System.nanoTime() + WAIT.toNanos();
     while (true) {
+      HeldLock going = goingLock(ino, mode);
+      if (going != null) {
+        return going;
+      }
       try {
-        lock = s.acquire(ino, mode, WAIT);
+        lock = s.acquire(ino, mode, waitFor(ino, mode, deadline));
       } catch (LockTimeoutException e) {
+        if (System.nanoTime() < deadline) {
+          continue; // a sliced wait for a lock this node holds: look at it again
+        }
         throw new FsException(Errno.EIO, e.getMessage());
       } catch (UnsupportedOperationException e) {
         throw notBuilt(s, e);
@@ -228,8 +240,65 @@ final class InodeLocks implements RecallHandler {
     }
   }
 
+  /**
+   * How long one backend wait may last. For a lock this node holds in a sufficient mode the
+   * backend answers at once — unless the lock is being recalled, when it waits for the
+   * hand-over; that wait is cut into short slices, so that a read or write the hand-over's
+   * write-back waits for (see {@link #goingLock}) is served under the going lock instead of
+   * waiting for the hand-over that waits for it.
+   */
+  private Duration waitFor(long ino, LockMode mode, long deadline) {
+    HeldLock mine = current.get(ino);
+    long left = Math.max(1, deadline - System.nanoTime());
+    if (mine != null && (mode == LockMode.SHARED || mine.mode() == LockMode.EXCLUSIVE)) {
+      return Duration.ofNanos(Math.min(left, GOING_SLICE.toNanos()));
+    }
+    return Duration.ofNanos(left);
+  }
+
+  /**
+   * While a lock is being let go, the kernel writes back what it holds dirty of the file (see
+   * {@link #letGo}), and those writes — and reads racing them — must be served under the lock
+   * that is going: asking the backend for it again would wait for the hand-over, which waits for
+   * them. Calls served so still meet the file's local lock, which the hand-over takes next, and
+   * then find the lock gone and ask again.
+   */
+  private HeldLock goingLock(long ino, LockMode mode) {
+    HeldLock held = current.get(ino);
+    if (held != null && going.contains(held)
+        && (mode == LockMode.SHARED || held.mode() == LockMode.EXCLUSIVE)) {
+      return held;
+    }
+    return null;
+  }
+
+  /**
+   * The grant under which the kernel may cache {@code ino} now: the held lock's fencing token
+   * (new for every grant), or 0 if none is held, it is being let go, or its session lapsed.
+   */
+  long cacheGrant(long ino) {
+    HeldLock lock = current.get(ino);
+    LockService s = attached;
+    if (lock == null || s == null || going.contains(lock) || s.session().isExpired()) {
+      return 0;
+    }
+    return lock.fencingToken();
+  }
+
   private void letGo(HeldLock lock) throws FsException {
+    // Before anything of the hand-over: from here the kernel caches nothing more under this
+    // lock, and what it cached of the attributes is dropped now (data: at the next grant check)
+    going.add(lock);
+    try {
+      letGoNow(lock);
+    } finally {
+      going.remove(lock);
+    }
+  }
+
+  private void letGoNow(HeldLock lock) throws FsException {
     long ino = lock.inode();
+    ctx.notices.lockGoing(ino, lock.mode() == LockMode.EXCLUSIVE);
     FileData f = open.get(ino);
     if (f != null) {
       f.lock.lock();
@@ -274,7 +343,14 @@ final class InodeLocks implements RecallHandler {
     LockSession session = s.session();
     if (session != watched) {
       watched = session;
-      session.done().thenRun(() -> current.values().removeIf(l -> l.sessionId() == session.id()));
+      session.done().thenRun(() -> current.values().removeIf(l -> {
+        if (l.sessionId() != session.id()) {
+          return false;
+        }
+        // lost, not let go: the kernel drops what it cached; nothing can be written back now
+        ctx.notices.lockGoing(l.inode(), false);
+        return true;
+      }));
     }
   }
 }

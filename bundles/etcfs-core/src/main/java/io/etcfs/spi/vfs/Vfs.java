@@ -90,4 +90,19 @@ public interface Vfs {
    * conflict with LOCK_NB fails with EAGAIN (EWOULDBLOCK); a wait ends as for {@link #setlk}.
    */
   void flock(long ino, long owner, int op, BooleanSupplier interrupted) throws FsException;
+
+  /**
+   * Registers the front end's kernel cache (1.3): the core tells it what goes stale. {@code
+   * null} unregisters it.
+   */
+  void setKernelCache(KernelCache cache);
+
+  /**
+   * The grant under which the kernel may cache {@code ino}'s attributes and data right now
+   * (1.3): non-zero while this node holds the inode's lock (shared or exclusive) and is not
+   * letting it go, different for every new grant; 0 otherwise. Data the kernel cached under one
+   * grant must be dropped before it is used under another (another node may have written in
+   * between); attributes may be cached only while it is non-zero.
+   */
+  long cacheGrant(long ino);
 }

@@ -421,4 +421,14 @@ final class MemoryVfs implements Vfs {
       throw new FsException(Errno.ENOLCK, "test: never interrupted");
     }
   }
+
+  @Override
+  public void setKernelCache(io.etcfs.spi.vfs.KernelCache cache) {
+    // the libfuse 2 front end caches nothing in the kernel
+  }
+
+  @Override
+  public long cacheGrant(long ino) {
+    return 0; // no inode locks in memory
+  }
 }

@@ -45,7 +45,8 @@ final class DirBuffer {
     Mem.clear(p, need);
     if (plus) {
       if (withEntry) {
-        putEntryOut(p, attr, cache.attrSeconds(), cache.entrySeconds());
+        // a file's attributes are kept only under its lock: not from a listing
+        putEntryOut(p, attr, attr.isRegular() ? 0 : cache.dirAttrSeconds(), cache.entrySeconds());
       } else { // nodeid 0: the kernel lists the name and caches nothing
         Mem.IO.putLong(p + 40, ino);
         Mem.IO.putInt(p + 100, attr.mode() & Attr.S_IFMT);

@@ -37,17 +37,24 @@ public final class Fuse3Frontend {
     @AttributeDefinition(description = "The directory to mount on (must exist and be empty).")
     String mountpoint();
 
-    @AttributeDefinition(description = "Bypass the kernel page cache for file data (direct_io).")
-    boolean directIo() default true;
+    @AttributeDefinition(description = "Keep file data in the kernel's page cache while this "
+        + "node holds the inode's lock; false opens every file with direct_io.")
+    boolean pageCache() default true;
 
-    @AttributeDefinition(description = "Seconds the kernel may cache attributes.")
-    double attrTimeoutSeconds() default 0;
+    @AttributeDefinition(description = "Seconds the kernel may keep a file's attributes while "
+        + "this node holds its lock (they are dropped before the lock goes).")
+    double attrTimeoutSeconds() default 1;
 
-    @AttributeDefinition(description = "Seconds the kernel may cache names.")
-    double entryTimeoutSeconds() default 0;
+    @AttributeDefinition(description = "Seconds the kernel may keep a directory's attributes "
+        + "(dropped when the metadata watch shows another node's change).")
+    double dirAttrTimeoutSeconds() default 1;
 
-    @AttributeDefinition(description = "Seconds the kernel may cache an absent name.")
-    double negativeTimeoutSeconds() default 0;
+    @AttributeDefinition(description = "Seconds the kernel may keep a name (dropped when the "
+        + "metadata watch shows another node's change).")
+    double entryTimeoutSeconds() default 1;
+
+    @AttributeDefinition(description = "Seconds the kernel may keep an absent name (likewise).")
+    double negativeTimeoutSeconds() default 1;
 
     @AttributeDefinition(description = "List directories with attributes (readdirplus).")
     boolean readdirplus() default false;
@@ -64,8 +71,8 @@ public final class Fuse3Frontend {
   @Activate
   public Fuse3Frontend(Config config, @Reference(name = "vfs") Vfs vfs) {
     CacheSettings cache = new CacheSettings(config.entryTimeoutSeconds(),
-        config.attrTimeoutSeconds(), config.negativeTimeoutSeconds(), config.directIo(),
-        config.readdirplus());
+        config.negativeTimeoutSeconds(), config.attrTimeoutSeconds(),
+        config.dirAttrTimeoutSeconds(), config.pageCache(), config.readdirplus());
     Fuse3Session.Options options = new Fuse3Session.Options(required("fsName", config.fsName()),
         Path.of(required("mountpoint", config.mountpoint())), cache,
         Math.max(2, config.maxThreads()), Duration.ofMillis(config.unmountTimeoutMs()));

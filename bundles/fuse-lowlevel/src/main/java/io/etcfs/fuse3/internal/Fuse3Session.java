@@ -61,17 +61,21 @@ final class Fuse3Session implements AutoCloseable {
   private final Callbacks.Table table;
   private final Duration unmountTimeout;
   private volatile long session;
+  private final Vfs vfs;
+  private KernelNotifier notifier;
   private FuseLoop loop;
 
   private Fuse3Session(Libfuse3 lib, Vfs vfs, Path mountpoint, Options options) {
     this.lib = lib;
+    this.vfs = vfs;
     this.mountpoint = mountpoint;
     this.unmountTimeout = options.unmountTimeout();
     this.requests = new Requests(lib, mountpoint.toString());
     this.ops = new LowLevelOps(vfs, lib, requests, options.cache());
     this.table = new Callbacks.Table();
     boolean readdirplus = options.cache().readdirplus();
-    ops.register(table, (userdata, conn) -> init(conn, readdirplus));
+    boolean pageCache = options.cache().pageCache();
+    ops.register(table, (userdata, conn) -> init(conn, readdirplus, pageCache));
   }
 
   /** Mounts, or fails with one line saying why. Call with the bundle's context loader. */
@@ -87,12 +91,16 @@ final class Fuse3Session implements AutoCloseable {
    * locks, O_TRUNC handed to open, writes of up to 1 MiB, nanosecond times, and no write-back
    * cache (a write reaches etcfs before it returns, so another node's read can recall it).
    */
-  private static void init(long conn, boolean readdirplus) {
+  private static void init(long conn, boolean readdirplus, boolean pageCache) {
     int capable = Mem.IO.getInt(conn + Mem.CONN_CAPABLE);
     int want = Mem.IO.getInt(conn + Mem.CONN_WANT);
     want |= capable & (CAP_POSIX_LOCKS | CAP_FLOCK_LOCKS | CAP_ATOMIC_O_TRUNC | CAP_ASYNC_READ
         | CAP_PARALLEL_DIROPS);
     want &= ~CAP_WRITEBACK_CACHE;
+    if (pageCache) {
+      // read() asks for the attributes once they were dropped, and so meets the grant check
+      want |= capable & CAP_AUTO_INVAL_DATA;
+    }
     if (readdirplus) {
       want |= capable & (CAP_READDIRPLUS | CAP_READDIRPLUS_AUTO);
     } else {
@@ -114,6 +122,9 @@ final class Fuse3Session implements AutoCloseable {
       throw refused("libfuse 3 could not mount (its reason is on the node's stderr)");
     }
     session = se;
+    notifier = new KernelNotifier(lib, se);
+    ops.setNotifier(notifier);
+    vfs.setKernelCache(notifier);
     long config = lib.fuse_loop_cfg_create();
     lib.fuse_loop_cfg_set_max_threads(config, options.maxThreads());
     loop = new FuseLoop(mountpoint, FS_TYPE, "etcfs-fuse3 loop " + mountpoint, () -> {
@@ -166,6 +177,10 @@ final class Fuse3Session implements AutoCloseable {
   @Override
   public void close() {
     boolean ended = loop.unmount(unmountTimeout);
+    vfs.setKernelCache(null);
+    if (notifier != null) {
+      notifier.close();
+    }
     requests.close();
     for (OpenFile file : ops.drainFiles()) {
       try {

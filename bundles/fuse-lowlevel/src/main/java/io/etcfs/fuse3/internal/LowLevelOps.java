@@ -52,6 +52,11 @@ final class LowLevelOps {
   private final Requests requests;
   private final CacheSettings cache;
   private final Handles handles = new Handles();
+  /** Pages cached under no grant this node can name: dropped at the next check. */
+  private static final long STALE = -1;
+  /** Per inode, the grant the kernel's cached pages were made under (absent: none cached). */
+  private final Map<Long, Long> pages = new java.util.concurrent.ConcurrentHashMap<>();
+  private volatile KernelNotifier notifier;
   /** Each directory's parent as last seen by name, for readdir's "..": display only. */
   private final Map<Long, Long> parents = Collections.synchronizedMap(
       new LinkedHashMap<>(256, 0.75f, true) {
@@ -122,6 +127,87 @@ final class LowLevelOps {
     t.set(Callbacks.FLOCK, Callbacks.Flock.class, this::flock);
   }
 
+  // ---- the kernel's caches (docs/ARCHITECTURE.md, "Kernel caches")
+
+  void setNotifier(KernelNotifier notifier) {
+    this.notifier = notifier;
+  }
+
+  /**
+   * How long the kernel may keep these attributes: a file's only while this node holds its lock
+   * ({@code grant} non-zero; the core drops them before the lock goes), a directory's or
+   * symlink's for the configured time (the metadata watch drops them when another node changes
+   * them).
+   */
+  private double attrSeconds(Attr a, long grant) {
+    if (a.isRegular()) {
+      return grant != 0 ? cache.attrSeconds() : 0;
+    }
+    return cache.dirAttrSeconds();
+  }
+
+  private void entry(long req, Attr a) {
+    long grant = a.isRegular() ? vfs.cacheGrant(a.ino()) : 0;
+    requests.replyEntry(req, a, attrSeconds(a, grant), cache.entrySeconds());
+  }
+
+  private void attr(long req, Attr a) {
+    long grant = a.isRegular() ? vfs.cacheGrant(a.ino()) : 0;
+    requests.replyAttr(req, a, attrSeconds(a, grant));
+  }
+
+  /**
+   * After a read or write served with the page cache on: the pages the kernel now holds were
+   * made under the grant held before and after the call, if it was the same; else under none
+   * this node can name (they are dropped at the next check).
+   */
+  private void cachedUnder(long ino, long before) {
+    if (!cache.pageCache()) {
+      return;
+    }
+    long after = vfs.cacheGrant(ino);
+    long grant = before != 0 && before == after ? after : STALE;
+    pages.merge(ino, grant, (old, now) -> old == now ? old : STALE);
+  }
+
+  /**
+   * Before a file's attributes are answered (every read() asks for them once they are dropped):
+   * if the kernel may hold pages cached under another grant than the current one — another
+   * node may have written in between — they are dropped first. Runs on a request's worker,
+   * holding nothing a read in flight needs, so the pages those reads hold are released.
+   *
+   * @return the current grant
+   */
+  private long pagesCheck(long ino) {
+    long grant = vfs.cacheGrant(ino);
+    Long cachedUnder = pages.get(ino);
+    KernelNotifier n = notifier;
+    if (cachedUnder != null && cachedUnder != grant && n != null) {
+      n.pages(ino);
+      pages.remove(ino, cachedUnder);
+    }
+    return grant;
+  }
+
+  /**
+   * An open keeps the kernel's cached pages only if they were made under the grant this node
+   * holds now; otherwise the kernel drops them itself as the file opens.
+   */
+  private int openBits(long ino) {
+    if (!cache.pageCache()) {
+      return Mem.FI_DIRECT_IO;
+    }
+    long grant = vfs.cacheGrant(ino);
+    Long cachedUnder = pages.get(ino);
+    if (grant != 0 && cachedUnder != null && cachedUnder == grant) {
+      return Mem.FI_KEEP_CACHE;
+    }
+    if (cachedUnder != null) {
+      pages.remove(ino, cachedUnder);
+    }
+    return 0;
+  }
+
   // ---- the request's caller
 
   private Caller caller(long req) {
@@ -149,7 +235,7 @@ final class LowLevelOps {
         throw e;
       }
       rememberParent(a, parent);
-      requests.replyEntry(req, a, cache);
+      entry(req, a);
     });
   }
 
@@ -160,7 +246,11 @@ final class LowLevelOps {
   }
 
   private void getattr(long req, long ino, long fi) {
-    requests.submit("getattr", req, () -> requests.replyAttr(req, vfs.getattr(ino), cache));
+    requests.submit("getattr", req, () -> {
+      Attr a = vfs.getattr(ino);
+      long grant = a.isRegular() ? pagesCheck(ino) : 0;
+      requests.replyAttr(req, a, attrSeconds(a, grant));
+    });
   }
 
   private void setattr(long req, long ino, long st, int toSet, long fi) {
@@ -175,7 +265,7 @@ final class LowLevelOps {
     SetAttr changes = new SetAttr(mode, uid, gid, size, atime, mtime);
     Caller caller = caller(req);
     requests.submit("setattr", req,
-        () -> requests.replyAttr(req, vfs.setattr(ino, changes, caller), cache));
+        () -> attr(req, vfs.setattr(ino, changes, caller)));
   }
 
   private void readlink(long req, long ino) {
@@ -186,7 +276,7 @@ final class LowLevelOps {
     String name = Mem.string(namePtr);
     Caller caller = caller(req);
     requests.submit("mknod", req,
-        () -> requests.replyEntry(req, vfs.mknod(parent, name, mode, rdev, caller), cache));
+        () -> entry(req, vfs.mknod(parent, name, mode, rdev, caller)));
   }
 
   private void mkdir(long req, long parent, long namePtr, int mode) {
@@ -195,7 +285,7 @@ final class LowLevelOps {
     requests.submit("mkdir", req, () -> {
       Attr a = vfs.mkdir(parent, name, mode, caller);
       rememberParent(a, parent);
-      requests.replyEntry(req, a, cache);
+      entry(req, a);
     });
   }
 
@@ -204,14 +294,14 @@ final class LowLevelOps {
     String name = Mem.string(namePtr);
     Caller caller = caller(req);
     requests.submit("symlink", req,
-        () -> requests.replyEntry(req, vfs.symlink(parent, name, target, caller), cache));
+        () -> entry(req, vfs.symlink(parent, name, target, caller)));
   }
 
   private void link(long req, long ino, long newParent, long namePtr) {
     String name = Mem.string(namePtr);
     Caller caller = caller(req);
     requests.submit("link", req,
-        () -> requests.replyEntry(req, vfs.link(ino, newParent, name, caller), cache));
+        () -> entry(req, vfs.link(ino, newParent, name, caller)));
   }
 
   private void unlink(long req, long parent, long namePtr) {
@@ -267,7 +357,7 @@ final class LowLevelOps {
     Caller caller = caller(req);
     requests.submit("open", req, () -> {
       OpenFile file = vfs.open(ino, flags, caller);
-      requests.replyOpen(req, flags, handles.add(file), cache);
+      requests.replyOpen(req, flags, handles.add(file), openBits(ino));
     });
   }
 
@@ -285,7 +375,9 @@ final class LowLevelOps {
         handles.removeFile(fh).release();
         throw e;
       }
-      requests.replyCreate(req, a, flags, fh, cache);
+      pages.remove(a.ino());
+      requests.replyCreate(req, a, attrSeconds(a, vfs.cacheGrant(a.ino())), cache.entrySeconds(),
+          flags, fh, cache.pageCache() ? 0 : Mem.FI_DIRECT_IO);
     });
   }
 
@@ -295,7 +387,9 @@ final class LowLevelOps {
       OpenFile file = handles.file(fh);
       int length = (int) Math.min(size, Integer.MAX_VALUE);
       ByteBuffer dst = requests.readBuffer(length);
+      long before = vfs.cacheGrant(ino);
       int n = file.read(dst, off);
+      cachedUnder(ino, before);
       if (n < 0 || n > length) {
         throw new FsException(Errno.EIO, "read of inode " + ino + " returned " + n);
       }
@@ -309,7 +403,9 @@ final class LowLevelOps {
     ByteBuffer data = requests.copyIn(buf, (int) size);
     requests.submit("write", req, () -> {
       try {
+        long before = vfs.cacheGrant(ino);
         int n = handles.file(fh).write(data, off);
+        cachedUnder(ino, before);
         if (n < 0 || n > size) {
           throw new FsException(Errno.EIO, "write of inode " + ino + " returned " + n);
         }

@@ -167,9 +167,9 @@ final class Requests {
     lib.fuse_reply_err(req, 0);
   }
 
-  void replyEntry(long req, Attr a, CacheSettings cache) {
+  void replyEntry(long req, Attr a, double attrSeconds, double entrySeconds) {
     long e = scratch.get().base;
-    Mem.putEntry(e, a.ino(), a, cache.attrSeconds(), cache.entrySeconds());
+    Mem.putEntry(e, a.ino(), a, attrSeconds, entrySeconds);
     lib.fuse_reply_entry(req, e);
   }
 
@@ -181,10 +181,10 @@ final class Requests {
     lib.fuse_reply_entry(req, e);
   }
 
-  void replyAttr(long req, Attr a, CacheSettings cache) {
+  void replyAttr(long req, Attr a, double attrSeconds) {
     long st = scratch.get().base;
     Mem.putStat(st, a);
-    lib.fuse_reply_attr(req, st, cache.attrSeconds());
+    lib.fuse_reply_attr(req, st, attrSeconds);
   }
 
   void replyReadlink(long req, String target) {
@@ -203,23 +203,20 @@ final class Requests {
     return fi;
   }
 
-  private static int openBits(CacheSettings cache) {
-    // direct_io: no page cache, so no node serves data another node's write made stale
-    return cache.directIo() ? Mem.FI_DIRECT_IO : 0;
-  }
-
-  void replyOpen(long req, int flags, long fh, CacheSettings cache) {
-    lib.fuse_reply_open(req, fileInfo(flags, fh, openBits(cache)));
+  /** {@code bits}: the fuse_file_info flags (direct_io, keep_cache) for this open. */
+  void replyOpen(long req, int flags, long fh, int bits) {
+    lib.fuse_reply_open(req, fileInfo(flags, fh, bits));
   }
 
   void replyOpenDir(long req, int flags, long fh) {
     lib.fuse_reply_open(req, fileInfo(flags, fh, 0));
   }
 
-  void replyCreate(long req, Attr a, int flags, long fh, CacheSettings cache) {
+  void replyCreate(long req, Attr a, double attrSeconds, double entrySeconds, int flags, long fh,
+      int bits) {
     long e = scratch.get().base;
-    Mem.putEntry(e, a.ino(), a, cache.attrSeconds(), cache.entrySeconds());
-    lib.fuse_reply_create(req, e, fileInfo(flags, fh, openBits(cache)));
+    Mem.putEntry(e, a.ino(), a, attrSeconds, entrySeconds);
+    lib.fuse_reply_create(req, e, fileInfo(flags, fh, bits));
   }
 
   void replyWrite(long req, int count) {

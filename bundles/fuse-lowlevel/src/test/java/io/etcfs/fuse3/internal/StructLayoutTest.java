@@ -28,7 +28,7 @@ class StructLayoutTest {
   }
 
   private static Direntries libfuse;
-  private static final CacheSettings CACHE = new CacheSettings(2.5, 1.25, 0, false, true);
+  private static final CacheSettings CACHE = new CacheSettings(2.5, 0, 0, 1.25, true, true);
   private static final Attr DIR = new Attr(77, Attr.S_IFDIR | 0755, 2, 1000, 100, 0x0801, 4096,
       8, 1_500_000_123L, -2_000_000_456L, 3_000_000_789L);
 
@@ -52,7 +52,7 @@ class StructLayoutTest {
   @Test
   void aPlusEntryIsLaidOutAsLibfuseLaysItOut() {
     long e = Mem.alloc(Mem.ENTRY_SIZE);
-    Mem.putEntry(e, 77, DIR, CACHE.attrSeconds(), CACHE.entrySeconds());
+    Mem.putEntry(e, 77, DIR, CACHE.dirAttrSeconds(), CACHE.entrySeconds());
     byte[] theirs = theirs(true, "sub", e, 99);
     assertEquals(128 + 32, theirs.length);
     assertArrayEquals(theirs, ours(true, "sub", 77, DIR, true, 99));

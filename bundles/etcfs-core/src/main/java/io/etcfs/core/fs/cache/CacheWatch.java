@@ -30,6 +30,7 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
   private volatile Watch watch;
   private volatile boolean closed;
   private long backoffMs = 50;
+  private volatile java.util.function.Consumer<List<WatchEvent>> listener = e -> { };
 
   public CacheWatch(MetaStore store, FsKeys keys, MetaCache cache) {
     this.store = store;
@@ -70,10 +71,16 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
     }
   }
 
+  /** Who else sees the events, after the cache has applied them (must not block). */
+  public void setListener(java.util.function.Consumer<List<WatchEvent>> listener) {
+    this.listener = listener;
+  }
+
   @Override
   public void onEvents(List<WatchEvent> events) {
     cache.apply(events, this::invalidateGroups);
     primeNewInodes(events);
+    listener.accept(events);
   }
 
   /**

@@ -24,6 +24,25 @@ import java.util.logging.Logger;
  * times with jittered backoff so that two nodes fighting over one key do not livelock.
  */
 public final class TxRunner {
+  /** Who is told of each commit this node sends and of its revision. */
+  public interface CommitListener {
+    /** A commit is being sent; returns its sequence number. */
+    long begin();
+
+    /** The commit {@code seq} ended: at {@code revision}, or 0 if it did not apply. */
+    void end(long seq, long revision);
+  }
+
+  private volatile CommitListener onCommit = new CommitListener() {
+    @Override
+    public long begin() {
+      return 0;
+    }
+
+    @Override
+    public void end(long seq, long revision) { }
+  };
+
   /** etcd's default limit of operations (compares plus writes) in one transaction. */
   static final int MAX_TXN_OPS = 128;
   private static final Logger LOG = Logger.getLogger(TxRunner.class.getName());
@@ -61,6 +80,11 @@ public final class TxRunner {
     }
   }
 
+  /** Who is told of each commit this node sends, and of its revision. */
+  public void onCommit(CommitListener listener) {
+    this.onCommit = listener;
+  }
+
   /** Runs {@code body} until its transaction commits (or it decides to write nothing). */
   public <T> T run(String what, TxBody<T> body) throws FsException {
     for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -80,7 +104,14 @@ public final class TxRunner {
       if (!tx.hasWrites()) {
         return result;
       }
-      long revision = commit(what, tx);
+      CommitListener listener = onCommit;
+      long seq = listener.begin();
+      long revision = 0;
+      try {
+        revision = commit(what, tx);
+      } finally {
+        listener.end(seq, revision);
+      }
       if (revision > 0) {
         // Read-your-writes: once the watch has applied this commit, the cache holds what it
         // wrote (and everything older); if it cannot say so in time, forget the written keys.

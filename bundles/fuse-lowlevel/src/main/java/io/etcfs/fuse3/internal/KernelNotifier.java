@@ -1,0 +1,120 @@
+package io.etcfs.fuse3.internal;
+
+import io.etcfs.spi.vfs.KernelCache;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * The core's notices turned into libfuse 3's invalidations: a name another node changed is
+ * dropped from the kernel's dentry cache ({@code fuse_lowlevel_notify_inval_entry}); an inode's
+ * changed record, or a lock this node is letting go, drops the kernel's attributes of it
+ * ({@code notify_inval_inode} with offset -1: no page is touched, so it never waits for a page
+ * lock a request holds). Cached file data is dropped elsewhere, by a request that finds the
+ * inode's grant changed ({@link LowLevelOps}).
+ *
+ * <p>Calls never come from inside a request on the same directory (the core sends name notices
+ * from a thread of its own), which libfuse requires: an entry invalidation takes the
+ * directory's lock in the kernel.
+ */
+final class KernelNotifier implements KernelCache {
+  private static final Logger LOG = System.getLogger(KernelNotifier.class.getName());
+  private static final int ENOENT = 2;
+
+  private final Libfuse3 lib;
+  private final ReadWriteLock open = new ReentrantReadWriteLock();
+  private final ThreadLocal<ByteBuffer> names =
+      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(1024));
+  private long session;
+
+  KernelNotifier(Libfuse3 lib, long session) {
+    this.lib = lib;
+    this.session = session;
+  }
+
+  @Override
+  public void entryChanged(long dir, String name) {
+    byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
+    if (utf8.length >= 1024) {
+      return;
+    }
+    ByteBuffer b = names.get();
+    long address = Mem.address(b);
+    open.readLock().lock();
+    try {
+      if (session != 0) {
+        Mem.putString(address, utf8);
+        report("entry " + dir + "/" + name,
+            lib.fuse_lowlevel_notify_inval_entry(session, dir, address, utf8.length));
+      }
+    } finally {
+      open.readLock().unlock();
+    }
+  }
+
+  @Override
+  public void inodeChanged(long ino) {
+    attributes(ino);
+  }
+
+  /**
+   * An exclusive lock let go in order: pages dirtied through a shared mapping are written back
+   * (under the lock still held: the core serves those writes without waiting) and every cached
+   * page dropped; otherwise the attributes only, which never waits for a page.
+   */
+  @Override
+  public void lockGoing(long ino, boolean writeBack) {
+    if (writeBack) {
+      pages(ino);
+    } else {
+      attributes(ino);
+    }
+  }
+
+  /** Drops the kernel's attributes of {@code ino}; never waits for a page. */
+  void attributes(long ino) {
+    open.readLock().lock();
+    try {
+      if (session != 0) {
+        report("inode " + ino, lib.fuse_lowlevel_notify_inval_inode(session, ino, -1, 0));
+      }
+    } finally {
+      open.readLock().unlock();
+    }
+  }
+
+  /**
+   * Writes back and drops the kernel's cached pages (and attributes) of {@code ino}. It waits
+   * for pages that requests in flight hold: call it only from a request's worker that holds
+   * nothing those requests need.
+   */
+  void pages(long ino) {
+    open.readLock().lock();
+    try {
+      if (session != 0) {
+        report("pages of " + ino, lib.fuse_lowlevel_notify_inval_inode(session, ino, 0, 0));
+      }
+    } finally {
+      open.readLock().unlock();
+    }
+  }
+
+  private static void report(String what, int result) {
+    if (result != 0 && result != -ENOENT) {
+      LOG.log(Level.DEBUG, "kernel invalidation of {0}: errno {1}", what, -result);
+    }
+  }
+
+  /** No more invalidations: the session is about to be freed. */
+  void close() {
+    open.writeLock().lock();
+    try {
+      session = 0;
+    } finally {
+      open.writeLock().unlock();
+    }
+  }
+}
