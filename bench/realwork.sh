@@ -2,8 +2,10 @@
 # Real work on etcfs (issue #13, item 6), in one run, on
 #   local   a directory on the file system that holds the device image,
 #   bindfs  a FUSE passthrough of such a directory (what FUSE alone costs),
-#   etcfs   a 2-node etcfs cluster whose device is an image on that same file system,
-# and one table with each figure and its ratios (to local, and etcfs to bindfs):
+#   etcfs   2-node etcfs clusters whose devices are images on that same file system, one per
+#           FUSE front end: "high" (libfuse 2, --frontend highlevel) and "low" (libfuse 3's
+#           low-level API with kernel caches, --frontend lowlevel, the default),
+# and one table with each figure and its ratios (to local, and each etcfs to bindfs):
 #   - the metadata loop (bench/MetaLoop.java): create+write 100 B+close, stat, open+read+close,
 #     unlink over ETCFS_BENCH_META_FILES files, by 1 process and by 8 processes (the same number of
 #     files split among them, each in its own directory); ops/s over the common wall time;
@@ -33,12 +35,13 @@ die() { printf 'realwork: %s\n' "$*" >&2; exit 1; }
 cleanup() {
   set +e
   mountpoint -q "$work/bindfs" && fusermount -u "$work/bindfs"
-  if [[ -f $work/cluster/cluster.env ]]; then
-    timeout 120 "$etcfs" down --dir "$work/cluster" >/dev/null 2>&1
-    for mp in "$work"/cluster/mnt/*; do
+  for c in "$work"/cluster-*; do
+    [[ -f $c/cluster.env ]] || continue
+    timeout 120 "$etcfs" down --dir "$c" >/dev/null 2>&1
+    for mp in "$c"/mnt/*; do
       grep -q " $mp " /proc/self/mountinfo && fusermount -uz "$mp"
     done
-  fi
+  done
 }
 trap cleanup EXIT
 
@@ -53,11 +56,14 @@ nfiles=$(tar tvf "$work/src.tar" | grep -c '^-')
 ((nfiles >= tree_min)) || die "the tree has $nfiles regular files, fewer than $tree_min"
 say "the tree: $nfiles regular files, $(du -h "$work/src.tar" | cut -f1)"
 
-say "starting a 2-node etcfs ($work/cluster)"
-timeout 300 "$etcfs" up --nodes 2 --dir "$work/cluster" --size 4G >/dev/null
-for i in 1 2; do # never measure the empty mountpoint directory in place of the filesystem
-  grep -q " $work/cluster/mnt/node$i .* - fuse.etcfs " /proc/self/mountinfo \
-    || die "$work/cluster/mnt/node$i is not an etcfs mount"
+for fe in high low; do
+  say "starting a 2-node etcfs on the ${fe}level front end ($work/cluster-$fe)"
+  timeout 300 "$etcfs" up --nodes 2 --dir "$work/cluster-$fe" --size 4G --frontend "${fe}level" \
+    >/dev/null
+  for i in 1 2; do # never measure the empty mountpoint directory in place of the filesystem
+    grep -q " $work/cluster-$fe/mnt/node$i .* - fuse.etcfs " /proc/self/mountinfo \
+      || die "$work/cluster-$fe/mnt/node$i is not an etcfs mount"
+  done
 done
 bindfs --no-allow-other "$work/bindfs-src" "$work/bindfs"
 grep -q " $work/bindfs .* - fuse" /proc/self/mountinfo || die "$work/bindfs is not a FUSE mount"
@@ -127,11 +133,11 @@ measure() {
 }
 
 declare -A result unit
-for target in local bindfs etcfs; do
+for target in local bindfs high low; do
   case $target in
     local) w="$work/local" r=$w ;;
     bindfs) w="$work/bindfs" r=$w ;;
-    etcfs) w="$work/cluster/mnt/node1" r="$work/cluster/mnt/node2" ;;
+    high | low) w="$work/cluster-$target/mnt/node1" r="$work/cluster-$target/mnt/node2" ;;
   esac
   say "measuring $target ($w, read side $r)"
   while read -r test value u; do
@@ -141,21 +147,24 @@ for target in local bindfs etcfs; do
   [[ -n ${result[$target.done]:-} ]] || die "measuring $target failed"
 done
 
-for target in bindfs etcfs; do
+for target in bindfs high low; do
   cmp -s "$work/out/sweep.local" "$work/out/sweep.$target" \
     || die "the sweep on $target differs from local's: diff $work/out/sweep.local $work/out/sweep.$target"
 done
-say "the three sweeps are identical ($nfiles files)"
+say "the four sweeps are identical ($nfiles files)"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
 printf '\netcfs real-work benchmark, %s, %s, %s cores, %s; tree: %s files; meta loop: %s files\n' \
   "$(date -u +%Y-%m-%d)" "$(uname -r)" "$(nproc)" "$(free -g | awk '/Mem:/{print $2 " GiB"}')" \
   "$nfiles" "$meta_files"
-printf '%-16s %-7s %10s %10s %10s %8s %8s %8s\n' test unit local bindfs etcfs bindfs/l etcfs/l etcfs/b
+printf '%-16s %-7s %9s %9s %9s %9s %8s %8s %8s %8s\n' test unit local bindfs high low \
+  bindfs/l high/b low/l low/b
 for test in create-1p stat-1p read-1p unlink-1p "create-${meta_procs}p" "stat-${meta_procs}p" \
     "read-${meta_procs}p" "unlink-${meta_procs}p" tar-x tar-x-rate git-add+commit git-status sweep; do
-  l=${result[local.$test]:-0} b=${result[bindfs.$test]:-0} e=${result[etcfs.$test]:-0}
-  printf '%-16s %-7s %10s %10s %10s %8s %8s %8s\n' "$test" "${unit[$test]}" "$l" "$b" "$e" \
-    "$(ratio "$b" "$l")" "$(ratio "$e" "$l")" "$(ratio "$e" "$b")"
+  l=${result[local.$test]:-0} b=${result[bindfs.$test]:-0}
+  h=${result[high.$test]:-0} e=${result[low.$test]:-0}
+  printf '%-16s %-7s %9s %9s %9s %9s %8s %8s %8s %8s\n' "$test" "${unit[$test]}" "$l" "$b" \
+    "$h" "$e" "$(ratio "$b" "$l")" "$(ratio "$h" "$b")" "$(ratio "$e" "$l")" "$(ratio "$e" "$b")"
 done
+echo "(high: etcfs on libfuse 2; low: etcfs on libfuse 3's low-level API, the default)"
 echo "(ops/s and files/s: higher is better; s: lower is better; etcfs git-status and sweep ran on node2)"
