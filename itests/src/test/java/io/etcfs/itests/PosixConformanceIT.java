@@ -401,6 +401,42 @@ class PosixConformanceIT {
     assertEquals("1577836800 5000", stat("%Y %s", f), "utimensat(path) before close");
   }
 
+  /**
+   * copy_file_range(2) between two files: ranges, offsets and a short copy at the source's end
+   * as on a local filesystem (the low-level front end copies inside the node; the libfuse 2 one
+   * leaves it to the kernel's read/write fallback).
+   */
+  @Test
+  void copyFileRangeCopiesRangesAndStopsAtTheEnd() throws Exception {
+    Path src = d.resolve("cfr-src");
+    Path dst = d.resolve("cfr-dst");
+    byte[] data = new byte[3 * 1024 * 1024 + 123];
+    new java.util.Random(42).nextBytes(data);
+    Files.write(src, data);
+    Files.write(dst, new byte[10]);
+    String py = String.join("\n",
+        "import os, sys",
+        "s = os.open(sys.argv[1], os.O_RDONLY); t = os.open(sys.argv[2], os.O_WRONLY)",
+        "a = os.copy_file_range(s, t, 5000, 100, 5)",
+        "b = os.copy_file_range(s, t, len(open(sys.argv[1], 'rb').read()), 0, 5005)",
+        "print(a, b)");
+    Sh.Out out = Sh.run("python3", "-c", py, src.toString(), dst.toString()).ok();
+    assertEquals("5000 " + data.length, out.out().trim());
+    byte[] got = Files.readAllBytes(dst);
+    assertEquals(5005 + data.length, got.length);
+    assertEquals(0, got[0]);
+    assertTrue(java.util.Arrays.equals(data, 100, 5100, got, 5, 5005), "the first range");
+    assertTrue(java.util.Arrays.equals(data, 0, data.length, got, 5005, got.length),
+        "the whole file after it");
+    // past the source's end nothing is copied
+    Sh.Out none = Sh.run("python3", "-c", String.join("\n",
+        "import os, sys",
+        "s = os.open(sys.argv[1], os.O_RDONLY); t = os.open(sys.argv[2], os.O_WRONLY)",
+        "print(os.copy_file_range(s, t, 10, " + data.length + ", 0))"),
+        src.toString(), dst.toString()).ok();
+    assertEquals("0", none.out().trim());
+  }
+
   @Test
   void sparseFilesReachTheLargestFileSizeNotTheDevices() throws Exception {
     Path f = d.resolve("sparse");

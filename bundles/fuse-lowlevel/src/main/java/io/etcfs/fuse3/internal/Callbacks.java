@@ -175,6 +175,12 @@ final class Callbacks {
     void call(long req, long ino, int mode, long off, long length, long fi);
   }
 
+  public interface CopyFileRange {
+    @Delegate
+    void call(long req, long inoIn, long offIn, long fiIn, long inoOut, long offOut, long fiOut,
+        long len, int flags);
+  }
+
   public interface Lseek {
     @Delegate
     void call(long req, long ino, long off, int whence, long fi);
