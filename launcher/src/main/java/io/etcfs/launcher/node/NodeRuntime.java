@@ -36,6 +36,11 @@ public final class NodeRuntime implements AutoCloseable {
   /** Starts a framework with every bundle in {@code bundleDir} and configures it for the node. */
   public static NodeRuntime start(NodeSpec spec, Path bundleDir, boolean interactiveShell)
       throws IOException, BundleException {
+    return start(spec, bundleDir, interactiveShell, new StartupClock());
+  }
+
+  static NodeRuntime start(NodeSpec spec, Path bundleDir, boolean interactiveShell,
+      StartupClock clock) throws IOException, BundleException {
     Path cache = BundleCache.prepare(spec.cacheDir(), bundleDir);
     // Hazelcast's bundle activator fails on a null context class loader unless its scripting
     // support is off; and a filesystem node has no business phoning home.
@@ -47,10 +52,14 @@ public final class NodeRuntime implements AutoCloseable {
     // loader; the launcher's own loader would hand them the wrong classes.
     Thread.currentThread().setContextClassLoader(null);
     fw.init();
+    clock.trace("framework initialised");
+    StartupTrace.attach(fw.getBundleContext(), clock);
     NodeRuntime runtime = new NodeRuntime(fw);
     try {
       List<Bundle> bundles = runtime.installAll(bundleDir);
+      clock.trace("installed");
       fw.start();
+      clock.mark("framework");
       // The shell bundle first: its session listener must be in place before gogo.jline's
       // shell, which starts with the Gogo runtime, runs its profile (the first command line of
       // the node's own shell), or the etcfs commands' words would not complete there.
@@ -61,6 +70,7 @@ public final class NodeRuntime implements AutoCloseable {
           b.start();
         }
       }
+      clock.mark("bundles");
       // Components wait for their configuration (policy REQUIRE), so configure once
       // Configuration Admin is up, which it is as soon as its bundle has started. Without a
       // lock backend in the spec, the etcd client is configured first and the recorded backend
@@ -70,10 +80,12 @@ public final class NodeRuntime implements AutoCloseable {
       if (spec.lockBackend().isEmpty()) {
         Configs.update(ctx, NodeConfigs.ETCD, configs.remove(NodeConfigs.ETCD));
         String backend = RecordedBackend.read(ctx, spec.fsName(), RECORD_TIMEOUT);
+        clock.mark("backend");
         configs = NodeConfigs.of(spec.withLockBackend(backend));
         configs.remove(NodeConfigs.ETCD);
       }
       Configs.apply(ctx, configs);
+      clock.trace("configured");
     } catch (IOException | BundleException | RuntimeException e) {
       runtime.close();
       throw e;
