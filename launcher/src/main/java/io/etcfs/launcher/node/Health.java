@@ -11,7 +11,8 @@ import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
 
 /**
- * Whether a node runtime is whole: every bundle ACTIVE (fragments RESOLVED) and every Declarative
+ * Whether a node runtime is whole: every bundle ACTIVE (fragments RESOLVED; the bundles of a lock
+ * backend the configuration does not select may rest unstarted) and every Declarative
  * Services component satisfied. Components are read from SCR's ServiceComponentRuntime DTOs,
  * reflectively, because the launcher does not share the bundles' class space (DTOs are public
  * fields, so reflection stays simple).
@@ -73,7 +74,7 @@ public final class Health {
     for (Bundle b : ctx.getBundles()) {
       boolean fragment = b.getHeaders().get("Fragment-Host") != null;
       int expected = fragment ? Bundle.RESOLVED : Bundle.ACTIVE;
-      if (b.getState() != expected) {
+      if (b.getState() != expected && !standby(b)) {
         problems.add("bundle " + b.getSymbolicName() + " is " + bundleState(b.getState()));
       }
     }
@@ -88,6 +89,16 @@ public final class Health {
       problems.add("no Declarative Services components found (is SCR running?)");
     }
     return new Report(List.copyOf(problems), List.copyOf(components));
+  }
+
+  /**
+   * A bundle of a lock backend the configuration does not select, left installed but not
+   * started ({@link NodeRuntime#HAZELCAST}). Were its backend selected, the start would have
+   * failed on it, or the core's lock reference would be unsatisfied.
+   */
+  private static boolean standby(Bundle b) {
+    return NodeRuntime.HAZELCAST.contains(b.getSymbolicName())
+        && (b.getState() == Bundle.INSTALLED || b.getState() == Bundle.RESOLVED);
   }
 
   static List<Component> components(BundleContext ctx) {
