@@ -36,6 +36,15 @@ final class RecordedBackend {
       Thread.sleep(10);
     }
     Object store = ctx.getService(ref);
+    if (store == null) {
+      // The client's activation failed (it runs on Configuration Admin's thread, and a start
+      // that waited for it got no service): say why, as the start does for any component.
+      ctx.ungetService(ref);
+      throw new IllegalStateException(Health.check(ctx).components().stream()
+          .filter(c -> c.state().equals("FAILED_ACTIVATION") && c.bundle().contains("etcd"))
+          .map(Health.Component::problem).findFirst()
+          .orElse("the etcd client failed to start"));
+    }
     try {
       Object found = store.getClass().getMethod("get", byte[].class).invoke(store,
           ("/etcfs/" + fsName + "/fs").getBytes(StandardCharsets.UTF_8));
