@@ -116,7 +116,7 @@ final class NodeArchive {
       }
       String name = "node-" + key(classPath, jvmOptions);
       Path archive = dir.resolve(name + ".jsa");
-      settle(dir, name, archive);
+      settle(dir, name + ".");
       if (isArchive(archive)) {
         return new Plan(List.of("-XX:SharedArchiveFile=" + archive), null);
       }
@@ -133,20 +133,37 @@ final class NodeArchive {
   }
 
   /**
-   * Finishes the dumps of {@code name} whose nodes have exited: the first complete one of a node
-   * that had been ready is renamed into place, the others deleted, and their claims removed.
+   * After nodes have stopped ({@code umount}, {@code down}): finishes their dumps at once, so
+   * that no part file waits for the next start to be renamed or deleted.
    */
-  private static void settle(Path dir, String name, Path archive) throws IOException {
+  static void settle() {
+    try {
+      Path dir = directory();
+      if (dir != null) {
+        settle(dir, "node-");
+      }
+    } catch (IOException | RuntimeException e) {
+      // the next start tries again
+    }
+  }
+
+  /**
+   * Finishes the dumps whose claims' names start with {@code prefix} and whose nodes have
+   * exited: the first complete one of a node that had been ready is renamed into place as its
+   * key's archive, the others deleted, and their claims removed.
+   */
+  private static void settle(Path dir, String prefix) throws IOException {
     List<Path> claims;
     try (Stream<Path> s = Files.list(dir)) {
       claims = s.filter(p -> {
         String f = p.getFileName().toString();
-        return f.startsWith(name + ".") && f.endsWith(CLAIM);
+        return f.startsWith(prefix) && f.endsWith(CLAIM);
       }).toList();
     }
     for (Path claim : claims) {
       String f = claim.getFileName().toString();
       Path part = dir.resolve(f.substring(0, f.length() - CLAIM.length()) + PART);
+      Path archive = dir.resolve(f.substring(0, f.indexOf('.')) + ".jsa");
       List<String> lines;
       try {
         lines = Files.readAllLines(claim);

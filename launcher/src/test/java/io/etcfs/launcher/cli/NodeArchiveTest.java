@@ -81,6 +81,21 @@ class NodeArchiveTest {
   }
 
   @Test
+  void umountAndDownSettleWhatTheirNodesWroteAtExit() throws Exception {
+    NodeArchive.Plan first = NodeArchive.plan(classPath, OPTS);
+    Path part = Path.of(first.options().get(0).split("=", 2)[1]);
+    first.started(Long.MAX_VALUE);
+    first.ready();
+    Files.write(part, header(4096));
+    NodeArchive.settle();
+    try (var s = Files.list(home.resolve("cds"))) {
+      assertEquals(List.of(part.getFileName().toString().substring(0,
+          part.getFileName().toString().indexOf('.')) + ".jsa"),
+          s.map(p -> p.getFileName().toString()).toList());
+    }
+  }
+
+  @Test
   void theDumpOfANodeThatNeverBecameReadyIsDropped() throws Exception {
     NodeArchive.Plan first = NodeArchive.plan(classPath, OPTS);
     Path part = Path.of(first.options().get(0).split("=", 2)[1]);
