@@ -28,8 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
 import org.osgi.framework.Bundle;
 
 /**
- * Felix with exactly the bundles the tarball ships: every bundle ACTIVE, every component
- * satisfied, and the lock backend swapped by configuration without reactivating the core. A
+ * Felix with exactly the bundles the tarball ships: every bundle ACTIVE but those of the lock
+ * backend not selected, every component satisfied, and the lock backend swapped (its bundles
+ * started, then the configuration changed) without reactivating the core. A
  * missing import or an unresolved service fails here, not on the first user's machine.
  */
 @Timeout(300)
@@ -62,6 +63,12 @@ class FrameworkIT {
       assertEquals("arena", gogo(rt, "etcfs:alloc backend"));
       long coreId = coreComponent(report).id();
 
+      // The configuration selects etcd: Hazelcast's bundles are installed but not started,
+      // and a switch starts them first.
+      assertTrue(java.util.Arrays.stream(rt.context().getBundles())
+          .filter(b -> b.getSymbolicName().contains("hazelcast"))
+          .allMatch(b -> b.getState() != Bundle.ACTIVE), "Hazelcast started unselected");
+      rt.startBackend("hazelcast");
       Hashtable<String, Object> core = NodeConfigs.of(spec).get("io.etcfs.core");
       core.put("lockService.target", "(etcfs.backend=hazelcast)");
       Configs.update(rt.context(), "io.etcfs.core", core);

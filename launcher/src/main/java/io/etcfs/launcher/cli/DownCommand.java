@@ -33,6 +33,7 @@ final class DownCommand implements Callable<Integer> {
       MountRegistry.standard().removeIfServedBy(s.spec());
       System.out.println(s.label(d) + ": " + how);
     }
+    NodeArchive.settle(); // class-data archives the nodes wrote at their exit go in place now
     for (Path mp : mountpoints) {
       // A mount whose node died without any record left (no spec, no JVM) is detached too.
       String how = NodeStopper.detachIfDead(mp);

@@ -127,11 +127,29 @@ final class NodeLauncher {
   static Process spawn(NodeSpec spec) throws IOException {
     spec.write();
     Files.createDirectories(spec.logFile().toAbsolutePath().getParent());
-    ProcessBuilder pb = new ProcessBuilder(command(spec, false));
+    NodeArchive.Plan cds = NodeArchive.plan(Home.nodeClassPath(), jvmOptions());
+    ProcessBuilder pb = new ProcessBuilder(command(spec, false, cds));
     pb.redirectErrorStream(true);
     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(spec.logFile().toFile()));
     pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-    return pb.start();
+    Process p;
+    try {
+      p = pb.start();
+    } catch (IOException | RuntimeException e) {
+      cds.abandoned();
+      throw e;
+    }
+    started(cds, p);
+    return p;
+  }
+
+  /** The archive plans of nodes started by this CLI that are not ready yet, by pid. */
+  private static final java.util.Map<Long, NodeArchive.Plan> ARCHIVE_PLANS =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private static void started(NodeArchive.Plan cds, Process p) {
+    cds.started(p.pid());
+    ARCHIVE_PLANS.put(p.pid(), cds);
   }
 
   /**
@@ -142,7 +160,15 @@ final class NodeLauncher {
    */
   static int runForeground(NodeSpec spec) throws IOException, InterruptedException {
     spec.write();
-    Process p = new ProcessBuilder(command(spec, System.console() != null)).inheritIO().start();
+    NodeArchive.Plan cds = NodeArchive.plan(Home.nodeClassPath(), jvmOptions());
+    Process p;
+    try {
+      p = new ProcessBuilder(command(spec, System.console() != null, cds)).inheritIO().start();
+    } catch (IOException | RuntimeException e) {
+      cds.abandoned();
+      throw e;
+    }
+    started(cds, p);
     Thread forward = new Thread(() -> stopChild(p), "etcfs-forward-signal");
     Runtime.getRuntime().addShutdownHook(forward);
     Thread register = new Thread(() -> registerWhenReady(spec, p), "etcfs-register");
@@ -176,24 +202,16 @@ final class NodeLauncher {
     }
   }
 
-  private static List<String> command(NodeSpec spec, boolean shell) {
+  private static List<String> command(NodeSpec spec, boolean shell, NodeArchive.Plan cds) {
     List<String> cmd = new ArrayList<>();
     if (!shell) {
       cmd.add("setsid");
     }
     cmd.add(Home.java().toString());
     cmd.add("-Detcfs.home=" + Home.dir());
-    // A node is small (tens of MB of heap) and its pauses are short with the serial collector;
-    // unlike the CLI it keeps the optimising compiler, which its data path will need.
-    cmd.add("-XX:+UseSerialGC");
-    // Names cross jnr-fuse as Strings decoded with the default charset: make it UTF-8 whatever
-    // the caller's locale, so that every UTF-8 name round-trips.
-    cmd.add("-Dfile.encoding=UTF-8");
-    // Extra JVM options for node processes (heap size, diagnostics), after ours so they win.
-    String extra = System.getenv("ETCFS_NODE_JAVA_OPTS");
-    if (extra != null && !extra.isBlank()) {
-      cmd.addAll(List.of(extra.trim().split("\\s+")));
-    }
+    cmd.addAll(jvmOptions());
+    // The class-data-sharing archive, once one has been recorded (see NodeArchive).
+    cmd.addAll(cds.options());
     cmd.add("-cp");
     cmd.add(Home.nodeClassPath());
     cmd.add("io.etcfs.launcher.node.NodeMain");
@@ -202,6 +220,23 @@ final class NodeLauncher {
       cmd.add("--shell");
     }
     return cmd;
+  }
+
+  /** The node JVM's options: etcfs's own, then {@code ETCFS_NODE_JAVA_OPTS}. */
+  private static List<String> jvmOptions() {
+    List<String> opts = new ArrayList<>();
+    // A node is small (tens of MB of heap) and its pauses are short with the serial collector;
+    // unlike the CLI it keeps the optimising compiler, which its data path will need.
+    opts.add("-XX:+UseSerialGC");
+    // Names cross jnr-fuse as Strings decoded with the default charset: make it UTF-8 whatever
+    // the caller's locale, so that every UTF-8 name round-trips.
+    opts.add("-Dfile.encoding=UTF-8");
+    // Extra JVM options for node processes (heap size, diagnostics), after ours so they win.
+    String extra = System.getenv("ETCFS_NODE_JAVA_OPTS");
+    if (extra != null && !extra.isBlank()) {
+      opts.addAll(List.of(extra.trim().split("\\s+")));
+    }
+    return opts;
   }
 
   /**
@@ -220,6 +255,7 @@ final class NodeLauncher {
       if (healthy(spec)) {
         Optional<String> problem = notServing(spec);
         if (problem.isEmpty()) {
+          Optional.ofNullable(ARCHIVE_PLANS.remove(p.pid())).ifPresent(NodeArchive.Plan::ready);
           return;
         }
         // Healthy means the node saw its own mount appear; the root may still fail a stat for a

@@ -26,6 +26,7 @@ final class UmountCommand implements Callable<Integer> {
     NodeSpec spec = registry.require(mountpoint);
     String how = NodeStopper.stop(spec);
     registry.remove(spec.mountpoint());
+    NodeArchive.settle(); // a class-data archive the node wrote at its exit goes in place now
     System.out.println("node " + spec.nodeName() + " " + how + "; " + spec.mountpoint()
         + " is no longer served");
     return 0;

@@ -59,7 +59,9 @@ final class BundleCache {
           + Files.getLastModifiedTime(jar).toMillis() + "\n";
       sha.update(line.getBytes(StandardCharsets.UTF_8));
     }
-    return "b-" + HexFormat.of().formatHex(sha.digest(), 0, 8);
+    // "c-": bundles are started transiently since the start order became NodeRuntime's; a "b-"
+    // cache holds them marked started, and the framework would start them in its own order.
+    return "c-" + HexFormat.of().formatHex(sha.digest(), 0, 8);
   }
 
   private static void deleteTree(Path p) throws IOException {

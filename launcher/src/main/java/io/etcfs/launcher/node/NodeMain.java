@@ -44,8 +44,7 @@ public final class NodeMain {
     try {
       Files.writeString(spec.pidFile(), ProcessHandle.current().pid() + "\n");
       STARTUP.mark("jvm");
-      NodeRuntime runtime = NodeRuntime.start(spec, bundleDir(), shell);
-      STARTUP.mark("framework");
+      NodeRuntime runtime = NodeRuntime.start(spec, bundleDir(), shell, STARTUP);
       new NodeMain(spec, runtime).run();
     } catch (Exception | StartFailure e) {
       System.err.println("etcfs: node " + spec.nodeName() + " failed to start: "

@@ -5,8 +5,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Hashtable;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
@@ -29,6 +31,25 @@ public final class NodeRuntime implements AutoCloseable {
 
   private static final String SHELL_BUNDLE = "io.etcfs.shell";
 
+  /**
+   * Started before the other bundles: Configuration Admin, SCR and the API bundles it needs, the
+   * core (the SPI) and the etcd client — everything the etcd client's activation depends on.
+   */
+  private static final List<String> FIRST = List.of("org.osgi.util.function",
+      "org.osgi.util.promise", "org.osgi.service.component", "org.apache.felix.configadmin",
+      "org.apache.felix.scr", "io.etcfs.etcfs-core", "io.etcfs.etcd-client");
+
+  private static final String HAZELCAST_BACKEND = "hazelcast";
+  /** The framework property naming the front end (NodeSpec.LOWLEVEL or HIGHLEVEL). */
+  public static final String FRONTEND_PROPERTY = "etcfs.frontend";
+
+  /**
+   * The Hazelcast lock backend's bundles: installed always, started only when the configuration
+   * selects that backend (an embedded Hazelcast is 17 MB of classes for a backend most nodes do
+   * not use); {@link #startBackend} starts them later.
+   */
+  static final List<String> HAZELCAST = List.of("com.hazelcast", "io.etcfs.lock-hazelcast");
+
   private NodeRuntime(Framework framework) {
     this.framework = framework;
   }
@@ -36,45 +57,69 @@ public final class NodeRuntime implements AutoCloseable {
   /** Starts a framework with every bundle in {@code bundleDir} and configures it for the node. */
   public static NodeRuntime start(NodeSpec spec, Path bundleDir, boolean interactiveShell)
       throws IOException, BundleException {
+    return start(spec, bundleDir, interactiveShell, new StartupClock());
+  }
+
+  static NodeRuntime start(NodeSpec spec, Path bundleDir, boolean interactiveShell,
+      StartupClock clock) throws IOException, BundleException {
+    spec = Frontends.resolve(spec);
     Path cache = BundleCache.prepare(spec.cacheDir(), bundleDir);
     // Hazelcast's bundle activator fails on a null context class loader unless its scripting
     // support is off; and a filesystem node has no business phoning home.
     System.setProperty("hazelcast.osgi.jsr223.disabled", "true");
     System.setProperty("hazelcast.phone.home.enabled", "false");
+    if (!interactiveShell) {
+      // gogo.jline takes the system terminal even without a session; a background node has
+      // none (its input is /dev/null), and JLine's search for one — it runs stty and friends —
+      // cost a start tens of milliseconds and a warning in the log.
+      System.setProperty("org.jline.terminal.type", "dumb");
+    }
     Framework fw = ServiceLoader.load(FrameworkFactory.class).iterator().next()
-        .newFramework(frameworkProperties(cache, bundleDir.getParent(), interactiveShell));
+        .newFramework(frameworkProperties(cache, bundleDir.getParent(), interactiveShell,
+            spec.frontend()));
     // JLine finds its terminal providers, and vert.x its logger, through the context class
     // loader; the launcher's own loader would hand them the wrong classes.
     Thread.currentThread().setContextClassLoader(null);
     fw.init();
+    clock.trace("framework initialised");
+    StartupTrace.attach(fw.getBundleContext(), clock);
     NodeRuntime runtime = new NodeRuntime(fw);
     try {
-      List<Bundle> bundles = runtime.installAll(bundleDir);
+      Map<String, Bundle> bundles = runtime.installAll(bundleDir);
+      clock.trace("installed");
+      // Starts no bundle: every start below is transient, so a kept cache holds none marked
+      // started and the order is this method's.
       fw.start();
-      // The shell bundle first: its session listener must be in place before gogo.jline's
-      // shell, which starts with the Gogo runtime, runs its profile (the first command line of
-      // the node's own shell), or the etcfs commands' words would not complete there.
-      bundles.sort(java.util.Comparator.comparing(
-          (Bundle b) -> !SHELL_BUNDLE.equals(b.getSymbolicName())));
-      for (Bundle b : bundles) {
-        if (b.getHeaders().get("Fragment-Host") == null) {
-          b.start();
-        }
-      }
-      // Components wait for their configuration (policy REQUIRE), so configure once
-      // Configuration Admin is up, which it is as soon as its bundle has started. Without a
-      // lock backend in the spec, the etcd client is configured first and the recorded backend
-      // read through it before anything else is configured.
+      clock.mark("framework");
+      // Components wait for their configuration (policy REQUIRE). The etcd client's activation
+      // (connecting jetcd: vert.x, gRPC and Netty load and warm up) is the longest single step of
+      // a start, so Configuration Admin, SCR, the core and the etcd client start first and the
+      // client is configured at once: SCR activates it on Configuration Admin's thread while this
+      // one starts the other bundles. Without a lock backend in the spec, the recorded one is
+      // then read through the client.
       BundleContext ctx = fw.getBundleContext();
-      spec = Frontends.resolve(spec);
+      String backend = spec.lockBackend();
+      startAll(bundles, FIRST);
       Map<String, Hashtable<String, Object>> configs = NodeConfigs.of(spec);
-      if (spec.lockBackend().isEmpty()) {
-        Configs.update(ctx, NodeConfigs.ETCD, configs.remove(NodeConfigs.ETCD));
-        String backend = RecordedBackend.read(ctx, spec.fsName(), RECORD_TIMEOUT);
+      Configs.update(ctx, NodeConfigs.ETCD, configs.remove(NodeConfigs.ETCD));
+      startAll(bundles, rest(bundles, backend));
+      clock.mark("bundles");
+      if (backend.isEmpty()) {
+        backend = RecordedBackend.read(ctx, spec.fsName(), RECORD_TIMEOUT);
+        clock.mark("backend");
+        if (backend.equals(HAZELCAST_BACKEND)) {
+          startAll(bundles, HAZELCAST);
+        }
         configs = NodeConfigs.of(spec.withLockBackend(backend));
         configs.remove(NodeConfigs.ETCD);
       }
+      // The other configurations only now, every bundle started, in NodeConfigs' order, which
+      // puts the front end's last: the core registers its Vfs in its constructor, before SCR
+      // binds its lock and allocator backends, so a front end already configured would be
+      // activated inside that registration and mount a filesystem that answers EIO ("no lock
+      // backend is bound") until the bindings land. Configured last, it is activated after.
       Configs.apply(ctx, configs);
+      clock.trace("configured");
     } catch (IOException | BundleException | RuntimeException e) {
       runtime.close();
       throw e;
@@ -86,7 +131,8 @@ public final class NodeRuntime implements AutoCloseable {
     return runtime;
   }
 
-  private static Map<String, String> frameworkProperties(Path cache, Path home, boolean shell)
+  private static Map<String, String> frameworkProperties(Path cache, Path home, boolean shell,
+      String frontend)
       throws IOException {
     Map<String, String> p = new HashMap<>();
     // The cache is kept between starts of the same bundles (installing them again, with their
@@ -107,21 +153,74 @@ public final class NodeRuntime implements AutoCloseable {
       p.put("gosh.home", home.resolve("etc/background-shell").toString());
     }
     p.put("felix.log.level", "1");
+    // which FUSE front end this node mounts with: the other one's bundle skips its warm-up
+    p.put(FRONTEND_PROPERTY, frontend);
     return p;
   }
 
-  private List<Bundle> installAll(Path bundleDir) throws IOException, BundleException {
+  /** Installs every bundle of {@code bundleDir}, by symbolic name. */
+  private Map<String, Bundle> installAll(Path bundleDir) throws IOException, BundleException {
     BundleContext ctx = framework.getBundleContext();
-    List<Bundle> installed = new ArrayList<>();
+    Map<String, Bundle> installed = new LinkedHashMap<>();
     try (Stream<Path> jars = Files.list(bundleDir)) {
       for (Path jar : jars.filter(p -> p.toString().endsWith(".jar")).sorted().toList()) {
-        installed.add(ctx.installBundle(jar.toUri().toString()));
+        Bundle b = ctx.installBundle(jar.toUri().toString());
+        installed.put(b.getSymbolicName(), b);
       }
     }
     if (installed.isEmpty()) {
       throw new IOException("no bundles in " + bundleDir);
     }
     return installed;
+  }
+
+  /**
+   * The bundles to start after {@link #FIRST}, in order: the shell bundle first (its session
+   * listener must be in place before gogo.jline's shell, which starts with the Gogo runtime, runs
+   * its profile — the first command line of the node's own shell — or the etcfs commands' words
+   * would not complete there); then the other bundles that do not use etcd (Gogo, JLine); then
+   * etcfs's plug-ins, whose components wait for the etcd client. Hazelcast's bundles only when
+   * the backend is known to be Hazelcast; fragments are never started.
+   */
+  private static List<String> rest(Map<String, Bundle> bundles, String backend) {
+    List<String> rest = new ArrayList<>();
+    for (Bundle b : bundles.values()) {
+      String name = b.getSymbolicName();
+      if (!FIRST.contains(name) && b.getHeaders().get("Fragment-Host") == null
+          && (!HAZELCAST.contains(name) || backend.equals(HAZELCAST_BACKEND))) {
+        rest.add(name);
+      }
+    }
+    rest.sort(Comparator.comparing((String n) -> !n.equals(SHELL_BUNDLE))
+        .thenComparing(n -> n.startsWith("io.etcfs.")));
+    return rest;
+  }
+
+  /** Starts the named bundles that are installed, in order, transiently. */
+  private static void startAll(Map<String, Bundle> bundles, List<String> names)
+      throws BundleException {
+    for (String name : names) {
+      Bundle b = bundles.get(name);
+      if (b != null) {
+        b.start(Bundle.START_TRANSIENT);
+      }
+    }
+  }
+
+  /**
+   * Starts the bundles of lock backend {@code backend} that a start left stopped because the
+   * configuration did not select it (today Hazelcast's): what a switch to that backend must do
+   * before it changes the core's {@code lockService.target}.
+   */
+  public void startBackend(String backend) throws BundleException {
+    if (!backend.equals(HAZELCAST_BACKEND)) {
+      return;
+    }
+    Map<String, Bundle> bundles = new LinkedHashMap<>();
+    for (Bundle b : framework.getBundleContext().getBundles()) {
+      bundles.put(b.getSymbolicName(), b);
+    }
+    startAll(bundles, HAZELCAST);
   }
 
   public BundleContext context() {

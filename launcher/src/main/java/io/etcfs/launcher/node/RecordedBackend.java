@@ -26,16 +26,22 @@ final class RecordedBackend {
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     ServiceReference<?> ref;
-    while ((ref = Services.find(ctx, META_STORE)) == null) {
+    Object store;
+    // SCR activates the client on Configuration Admin's thread. getService waits for that, but
+    // only as long as SCR's lock timeout (5 s), then answers null: on a loaded machine the
+    // activation takes longer, so ask again until it is done, has failed, or the time is up.
+    while ((ref = Services.find(ctx, META_STORE)) == null
+        || (store = ctx.getService(ref)) == null) {
       Health.Report r = Health.check(ctx);
       if (r.failed() || System.nanoTime() > deadline) {
-        throw new IllegalStateException(r.problems().stream()
-            .filter(p -> p.contains("etcd")).findFirst()
+        throw new IllegalStateException(r.components().stream()
+            .filter(c -> c.state().equals("FAILED_ACTIVATION") && c.bundle().contains("etcd"))
+            .map(Health.Component::problem).findFirst()
+            .or(() -> r.problems().stream().filter(p -> p.contains("etcd")).findFirst())
             .orElse("the etcd client did not start within " + timeout.toSeconds() + " s"));
       }
       Thread.sleep(10);
     }
-    Object store = ctx.getService(ref);
     try {
       Object found = store.getClass().getMethod("get", byte[].class).invoke(store,
           ("/etcfs/" + fsName + "/fs").getBytes(StandardCharsets.UTF_8));
