@@ -11,7 +11,8 @@ import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
 
 /**
- * Whether a node runtime is whole: every bundle ACTIVE (fragments RESOLVED) and every Declarative
+ * Whether a node runtime is whole: every bundle ACTIVE (fragments RESOLVED; the bundles of a lock
+ * backend the configuration does not select may rest unstarted) and every Declarative
  * Services component satisfied. Components are read from SCR's ServiceComponentRuntime DTOs,
  * reflectively, because the launcher does not share the bundles' class space (DTOs are public
  * fields, so reflection stays simple).
@@ -29,7 +30,7 @@ public final class Health {
    * @param bundle the symbolic name of its bundle
    * @param id the configuration's id (a new id means the component was reactivated)
    * @param state the DS state name, or {@code NOT_SELECTED} for a component whose configuration
-   *     is given only when the user selects it ({@link NodeConfigs#SELECTED_ONLY})
+   *     is given only when the user selects it ({@link NodeConfigs#selectedOnly})
    * @param problem why it is not satisfied, or empty
    * @param immediate whether SCR activates it as soon as it is satisfied (not on first use)
    */
@@ -73,7 +74,7 @@ public final class Health {
     for (Bundle b : ctx.getBundles()) {
       boolean fragment = b.getHeaders().get("Fragment-Host") != null;
       int expected = fragment ? Bundle.RESOLVED : Bundle.ACTIVE;
-      if (b.getState() != expected) {
+      if (b.getState() != expected && !standby(b)) {
         problems.add("bundle " + b.getSymbolicName() + " is " + bundleState(b.getState()));
       }
     }
@@ -90,6 +91,16 @@ public final class Health {
     return new Report(List.copyOf(problems), List.copyOf(components));
   }
 
+  /**
+   * A bundle of a lock backend the configuration does not select, left installed but not
+   * started ({@link NodeRuntime#HAZELCAST}). Were its backend selected, the start would have
+   * failed on it, or the core's lock reference would be unsatisfied.
+   */
+  private static boolean standby(Bundle b) {
+    return NodeRuntime.HAZELCAST.contains(b.getSymbolicName())
+        && (b.getState() == Bundle.INSTALLED || b.getState() == Bundle.RESOLVED);
+  }
+
   static List<Component> components(BundleContext ctx) {
     ServiceReference<?> ref = Services.find(ctx, SCR);
     if (ref == null) {
@@ -104,13 +115,15 @@ public final class Health {
           scr.getClass().getClassLoader());
       Method configs = type.getMethod("getComponentConfigurationDTOs", descType);
       List<Component> out = new ArrayList<>();
+      java.util.Set<String> optional =
+          NodeConfigs.selectedOnly(ctx.getProperty(NodeRuntime.FRONTEND_PROPERTY));
       for (Object d : (Collection<?>) descriptions.invoke(scr, (Object) new Bundle[0])) {
         String name = (String) field(d, "name");
         String bundle = (String) field(field(d, "bundle"), "symbolicName");
         Collection<?> cs = (Collection<?>) configs.invoke(scr, d);
         String[] pids = (String[]) field(d, "configurationPid");
         boolean immediate = (Boolean) field(d, "immediate");
-        if (cs.isEmpty() && NodeConfigs.SELECTED_ONLY.containsAll(List.of(pids))) {
+        if (cs.isEmpty() && optional.containsAll(List.of(pids))) {
           out.add(new Component(name, bundle, -1, NOT_SELECTED, "", immediate));
         } else if (cs.isEmpty()) {
           out.add(new Component(name, bundle, -1, "UNSATISFIED_CONFIGURATION",

@@ -20,8 +20,18 @@ public final class NodeConfigs {
    * PIDs configured only when the user selects that component: each one's component requires
    * its configuration, so without it the component simply does not exist, which is not a fault.
    */
-  public static final Set<String> SELECTED_ONLY =
-      Set.of(EXEC_AGENT, RESERVATION_AGENT, FUSE_HIGHLEVEL, FUSE_LOWLEVEL);
+  public static final Set<String> SELECTED_ONLY = Set.of(EXEC_AGENT, RESERVATION_AGENT);
+
+  /**
+   * {@link #SELECTED_ONLY} and the front end not chosen: the chosen one's component must be
+   * whole before the node is (a node is never ready before its mount is).
+   *
+   * @param frontend {@link NodeSpec#LOWLEVEL} or {@link NodeSpec#HIGHLEVEL}; null is the default
+   */
+  public static Set<String> selectedOnly(String frontend) {
+    return Set.of(EXEC_AGENT, RESERVATION_AGENT,
+        NodeSpec.HIGHLEVEL.equals(frontend) ? FUSE_LOWLEVEL : FUSE_HIGHLEVEL);
+  }
 
   private NodeConfigs() {}
 

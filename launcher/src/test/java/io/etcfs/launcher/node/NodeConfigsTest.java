@@ -36,6 +36,16 @@ class NodeConfigsTest {
     assertFalse(high.containsKey(NodeConfigs.FUSE_LOWLEVEL));
   }
 
+  /** The chosen front end is never optional: a node is not ready before its mount. */
+  @Test
+  void onlyTheFrontEndNotChosenMayBeAbsent() {
+    assertEquals(java.util.Set.of(NodeConfigs.EXEC_AGENT, NodeConfigs.RESERVATION_AGENT,
+        NodeConfigs.FUSE_HIGHLEVEL), NodeConfigs.selectedOnly(NodeSpec.LOWLEVEL));
+    assertEquals(NodeConfigs.selectedOnly(NodeSpec.LOWLEVEL), NodeConfigs.selectedOnly(null));
+    assertEquals(java.util.Set.of(NodeConfigs.EXEC_AGENT, NodeConfigs.RESERVATION_AGENT,
+        NodeConfigs.FUSE_LOWLEVEL), NodeConfigs.selectedOnly(NodeSpec.HIGHLEVEL));
+  }
+
   @Test
   void aMissingLibfuse3FallsBackToTheHighLevelFrontEnd() {
     String before = System.getProperty(Frontends.LIBRARY_PROPERTY);

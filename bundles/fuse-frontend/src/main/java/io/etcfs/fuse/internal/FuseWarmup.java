@@ -18,7 +18,10 @@ public final class FuseWarmup {
   private static final Logger LOG = System.getLogger(FuseWarmup.class.getName());
 
   @Activate
-  public FuseWarmup() {
+  public FuseWarmup(org.osgi.framework.BundleContext context) {
+    if ("lowlevel".equals(context.getProperty("etcfs.frontend"))) {
+      return; // the node mounts through libfuse 3: binding libfuse 2 would only cost its start
+    }
     Thread t = new Thread(FuseWarmup::warm, "etcfs-fuse-warmup");
     t.setDaemon(true);
     t.start();
