@@ -130,6 +130,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   }
 
   private final MetaStore store;
+  /** {@link #store}, counting: the lock service's etcd round trips, for the shell. */
+  private final StoreCounts counts;
   private final String fsName;
   private final String nodeName;
   private final Duration sessionTtl;
@@ -166,7 +168,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
 
   @Activate
   public EtcdLockService(@Reference(name = "metaStore") MetaStore store, Config config) {
-    this.store = Objects.requireNonNull(store, "store");
+    this.counts = new StoreCounts(Objects.requireNonNull(store, "store"));
+    this.store = counts;
     this.fsName = required("fsName", config.fsName());
     this.nodeName = required("nodeName", config.nodeName());
     this.sessionTtl = sessionTtl(config.sessionTtlSeconds());
@@ -455,6 +458,11 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   /** Locks held now, for the shell. */
   public List<HeldLock> heldLocks() {
     return held.values().stream().map(h -> h.lock).toList();
+  }
+
+  /** This service's etcd round trips since it started, for the shell. */
+  String roundTrips() {
+    return counts.toString();
   }
 
   /** Recalls served by this node since it started (idle give-backs included). */
