@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.lock.LockService;
@@ -167,6 +168,66 @@ public abstract class LockServiceContract {
       assertTrue(System.nanoTime() < deadline, "waited in vain for " + what);
       Thread.sleep(5);
     }
+  }
+
+  /**
+   * A lock a backend grants with the transaction that creates its inode ({@link
+   * LockService#createGrant}, 2.2) is held exactly as an acquired one: acquiring it again costs
+   * nothing, its guards hold while it is held, another node sees it, recalls it and gets the lock
+   * with a greater token, and the old holder's guards fail from then on. A backend that cannot
+   * grant this way (null) passes.
+   */
+  @Test
+  void aLockGrantedWithItsInodesCreateIsHeldAsAnAcquiredOne() throws Exception {
+    long ino = nextInode();
+    LockService a = node("a", true);
+    LockService b = node("b", true);
+    CreateGrant grant = a.createGrant(ino);
+    if (grant == null) {
+      return;
+    }
+    HeldLock lock = createUnder(a, grant);
+    assertEquals(LockMode.EXCLUSIVE, lock.mode());
+    assertSame(lock, a.acquire(ino, LockMode.EXCLUSIVE, LONG), "held: no new request");
+    assertTrue(commitUnder(a, lock), "a commit under the created lock applies");
+    eventually("b to see a's created lock",
+        () -> b.attributesFrom(ino) == LockService.UNCOMMITTED_ELSEWHERE);
+    HeldLock theirs = b.acquire(ino, LockMode.SHARED, LONG); // recalls a's lock
+    assertTrue(theirs.fencingToken() > lock.fencingToken(), lock + " then " + theirs);
+    assertFalse(commitUnder(a, lock), "a commit under the recalled lock is rejected");
+  }
+
+  /** A node that crashes right after a create that granted it the lock holds it no longer. */
+  @Test
+  void aCrashedCreatorsLockIsFreeWithinItsSessionTtl() throws Exception {
+    long ino = nextInode();
+    LockService a = node("a", false);
+    LockService b = node("b", true);
+    CreateGrant grant = a.createGrant(ino);
+    if (grant == null) {
+      return;
+    }
+    HeldLock lock = createUnder(a, grant);
+    crash(a);
+    long t0 = System.nanoTime();
+    b.acquire(ino, LockMode.EXCLUSIVE, LONG);
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    assertTrue(seconds < 6, "takeover took " + seconds + " s");
+    assertFalse(commitUnder(a, lock), "the crashed creator can commit nothing");
+  }
+
+  /** Commits a "create" carrying {@code grant} and adopts the lock it granted. */
+  private HeldLock createUnder(LockService node, CreateGrant grant) {
+    Txn create = new Txn();
+    grant.guards().forEach(create::when);
+    create.then(Op.put(io.etcfs.spi.meta.Keys.of("/contract/created/" + grant.inode()),
+        new byte[] {1}));
+    grant.ops().forEach(create::then);
+    var result = store().commit(create);
+    assertTrue(result.succeeded(), "the create commits");
+    HeldLock lock = node.adoptCreated(grant, result.revision());
+    assertTrue(lock != null, "adopted");
+    return lock;
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.etcfs.testing;
 
+import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.lock.LockService;
@@ -47,6 +48,10 @@ public final class LocalLockService implements LockService {
   private final String name;
   private final long sessionId;
   private volatile RecallHandler handler;
+  private volatile boolean grantsOnCreate = true;
+  private volatile boolean recallWhenAdopted;
+  private final java.util.concurrent.atomic.AtomicInteger createGrants =
+      new java.util.concurrent.atomic.AtomicInteger();
   private final LockSession session = new LockSession() {
     @Override
     public long id() {
@@ -220,6 +225,56 @@ public final class LocalLockService implements LockService {
     }
     return store.commit(new Txn().when(Compare.createRevision(key, lock.fencingToken()))
         .then(Op.put(key, DIRTY))).succeeded();
+  }
+
+  /** Whether creates grant their creator the lock (SPI 2.2); off: taken at first use. */
+  public void grantOnCreate(boolean grant) {
+    grantsOnCreate = grant;
+  }
+
+  @Override
+  public CreateGrant createGrant(long inode) {
+    if (!grantsOnCreate) {
+      return null;
+    }
+    createGrants.incrementAndGet();
+    byte[] key = key(inode);
+    return new CreateGrant(inode, sessionId, List.of(Compare.absent(key)),
+        List.of(Op.put(key, DIRTY)));
+  }
+
+  /** How many grants {@link #createGrant} built (one per attempt of a create). */
+  public int createGrants() {
+    return createGrants.get();
+  }
+
+  @Override
+  public HeldLock adoptCreated(CreateGrant grant, long revision) {
+    HeldLock lock;
+    synchronized (table) {
+      Map<LocalLockService, HeldLock> holders = table.held.computeIfAbsent(grant.inode(),
+          i -> new HashMap<>());
+      if (!holders.isEmpty()) {
+        throw new IllegalStateException("inode " + grant.inode() + " locked before its create: "
+            + holders.values());
+      }
+      lock = new HeldLock(grant.inode(), LockMode.EXCLUSIVE, revision, sessionId, revision);
+      holders.put(this, lock);
+    }
+    if (recallWhenAdopted) {
+      deliver(lock, LockMode.SHARED); // as if a request came before the caller recorded it
+    }
+    return lock;
+  }
+
+  /** Recall each created lock as it is adopted, before the caller has recorded it. */
+  public void recallWhenAdopted(boolean recall) {
+    recallWhenAdopted = recall;
+  }
+
+  @Override
+  public void abandonCreated(CreateGrant grant) {
+    store.commit(new Txn().then(Op.delete(key(grant.inode()))));
   }
 
   @Override

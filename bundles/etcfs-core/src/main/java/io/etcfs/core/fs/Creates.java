@@ -6,6 +6,8 @@ import io.etcfs.core.fs.meta.ExtentChunks;
 import io.etcfs.core.fs.meta.Inode;
 import io.etcfs.core.fs.meta.NameHash;
 import io.etcfs.core.fs.tx.MetaTx;
+import io.etcfs.core.fs.tx.OutcomeUnknownException;
+import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.vfs.Attr;
@@ -16,12 +18,23 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
 
-/** mknod, mkdir, symlink and link: each one transaction. */
+/** mknod, mkdir, symlink, link and the create of an open(O_CREAT): each one transaction. */
 final class Creates {
   private final Ctx ctx;
+  private final InodeLocks locks;
 
-  Creates(Ctx ctx) {
+  Creates(Ctx ctx, InodeLocks locks) {
     this.ctx = ctx;
+    this.locks = locks;
+  }
+
+  /**
+   * A regular file created to be opened ({@code open(O_CREAT)}: what tar, cp and a shell's
+   * redirection use): its transaction also grants this node the file's exclusive lock, so the
+   * writes that usually follow need no lock round trip.
+   */
+  Attr createFile(long dir, String name, int mode, Caller caller) throws FsException {
+    return create(dir, name, Attr.S_IFREG | (mode & 07777), 0, null, caller, true);
   }
 
   Attr mknod(long dir, String name, int mode, long rdev, Caller caller) throws FsException {
@@ -33,52 +46,75 @@ final class Creates {
       default -> throw new FsException(Errno.EINVAL, "mknod of type " + Integer.toOctalString(type));
     }
     boolean device = type == Attr.S_IFCHR || type == Attr.S_IFBLK;
-    return create(dir, name, mode, device ? rdev : 0, null, caller);
+    return create(dir, name, mode, device ? rdev : 0, null, caller, false);
   }
 
   Attr mkdir(long dir, String name, int mode, Caller caller) throws FsException {
-    return create(dir, name, Attr.S_IFDIR | (mode & 07777), 0, null, caller);
+    return create(dir, name, Attr.S_IFDIR | (mode & 07777), 0, null, caller, false);
   }
 
   Attr symlink(long dir, String name, String target, Caller caller) throws FsException {
     Lookups.checkTarget(target);
-    return create(dir, name, Attr.S_IFLNK | 0777, 0, target, caller);
+    return create(dir, name, Attr.S_IFLNK | 0777, 0, target, caller, false);
   }
 
-  private Attr create(long dir, String name, int mode, long rdev, String target, Caller caller)
-      throws FsException {
+  /**
+   * @param lock whether the transaction also grants this node the new inode's exclusive lock:
+   *     each attempt builds its own grant (a retry may run under a new lock session), and only
+   *     the attempt that commits is adopted. An attempt that fails (EEXIST, a conflict, a lock
+   *     session's lease gone) changed nothing, so it left no lock key either; one whose outcome
+   *     is unknown has its key removed.
+   */
+  private Attr create(long dir, String name, int mode, long rdev, String target, Caller caller,
+      boolean lock) throws FsException {
     Names.checkNew(name);
     long ino = ctx.inos.next();
-    boolean isDir = (mode & Attr.S_IFMT) == Attr.S_IFDIR;
     long xattrsEpoch = ctx.cache.groupEpoch(MetaCache.xattrsSlot(ino));
-    Attr created = ctx.tx.run("create " + name + " in " + dir, tx -> {
-      Inode parent = parent(tx, dir, isDir);
-      byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
-      if (tx.get(entry).isPresent()) {
-        throw new FsException(Errno.EEXIST, "'" + name + "' exists in " + dir);
-      }
-      int gid = (parent.mode() & Attr.S_ISGID) != 0 ? parent.gid() : caller.gid();
-      int m = SetIds.forNew(parent, mode, caller);
-      long now = Ctx.now();
-      long size = target == null ? 0 : target.getBytes(StandardCharsets.UTF_8).length;
-      Inode child = new Inode(ino, m, caller.uid(), gid, isDir ? 2 : 1, size, rdev, 0,
-          isDir ? dir : 0, now, now, now, target);
-      tx.put(ctx.keys.inode(ino), Codec.inode(child));
-      tx.put(entry, Codec.dirent(new Codec.Dirent(ino, child.type())));
-      touchDir(tx, dir, now);
-      // A new inode has no extents and no xattrs: its creator knows that without reading them.
-      tx.afterCommitAt(revision -> {
-        ctx.cache.putGroup(MetaCache.extentsSlot(ino),
-            new Extents.Snapshot(child, revision, ExtentChunks.empty()));
-        ctx.cache.primeGroup(MetaCache.xattrsSlot(ino), Map.of(), xattrsEpoch);
+    CreateGrant[] grant = new CreateGrant[1];
+    Attr created;
+    try {
+      created = ctx.tx.run("create " + name + " in " + dir, tx -> {
+        Attr a = createIn(tx, dir, name, ino, mode, rdev, target, caller, xattrsEpoch);
+        grant[0] = lock ? locks.grantOnCreate(tx, ino) : null;
+        return a;
       });
-      if (isDir) {
-        tx.put(ctx.keys.inode(dir), Codec.inode(parent.withNlink(parent.nlink() + 1)));
+    } catch (OutcomeUnknownException e) {
+      if (grant[0] != null) {
+        locks.abandonCreated(grant[0]);
       }
-      return child.toAttr(ctx.blockSize);
-    });
+      throw e;
+    }
     ctx.names.remember(ino, dir, name);
     return created;
+  }
+
+  private Attr createIn(MetaTx tx, long dir, String name, long ino, int mode, long rdev,
+      String target, Caller caller, long xattrsEpoch) throws FsException {
+    boolean isDir = (mode & Attr.S_IFMT) == Attr.S_IFDIR;
+    Inode parent = parent(tx, dir, isDir);
+    byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
+    if (tx.get(entry).isPresent()) {
+      throw new FsException(Errno.EEXIST, "'" + name + "' exists in " + dir);
+    }
+    int gid = (parent.mode() & Attr.S_ISGID) != 0 ? parent.gid() : caller.gid();
+    int m = SetIds.forNew(parent, mode, caller);
+    long now = Ctx.now();
+    long size = target == null ? 0 : target.getBytes(StandardCharsets.UTF_8).length;
+    Inode child = new Inode(ino, m, caller.uid(), gid, isDir ? 2 : 1, size, rdev, 0,
+        isDir ? dir : 0, now, now, now, target);
+    tx.put(ctx.keys.inode(ino), Codec.inode(child));
+    tx.put(entry, Codec.dirent(new Codec.Dirent(ino, child.type())));
+    touchDir(tx, dir, now);
+    // A new inode has no extents and no xattrs: its creator knows that without reading them.
+    tx.afterCommitAt(revision -> {
+      ctx.cache.putGroup(MetaCache.extentsSlot(ino),
+          new Extents.Snapshot(child, revision, ExtentChunks.empty()));
+      ctx.cache.primeGroup(MetaCache.xattrsSlot(ino), Map.of(), xattrsEpoch);
+    });
+    if (isDir) {
+      tx.put(ctx.keys.inode(dir), Codec.inode(parent.withNlink(parent.nlink() + 1)));
+    }
+    return child.toAttr(ctx.blockSize);
   }
 
   Attr link(long ino, long dir, String name, Caller caller) throws FsException {

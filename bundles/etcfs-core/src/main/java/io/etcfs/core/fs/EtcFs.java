@@ -86,7 +86,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     locks.setFlusher(flusher);
     this.lookups = new Lookups(ctx);
     this.dirs = new DirReader(ctx, lookups);
-    this.creates = new Creates(ctx);
+    this.creates = new Creates(ctx, locks);
     this.removes = new Removes(ctx, creates, purger, open);
     this.renames = new Renames(ctx, creates, removes);
     this.attrs = new AttrChanges(ctx);

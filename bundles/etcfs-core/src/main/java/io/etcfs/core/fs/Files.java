@@ -66,7 +66,7 @@ final class Files {
 
   OpenFile create(long dir, String name, int mode, int flags, Caller caller) throws FsException {
     try {
-      Attr a = creates.mknod(dir, name, Attr.S_IFREG | (mode & 07777), 0, caller);
+      Attr a = creates.createFile(dir, name, mode, caller);
       return open(a.ino(), flags & ~Handle.O_TRUNC, caller);
     } catch (FsException e) {
       if (e.errno() != Errno.EEXIST || (flags & Handle.O_EXCL) != 0) {

@@ -1,5 +1,7 @@
 package io.etcfs.core.fs;
 
+import io.etcfs.core.fs.tx.MetaTx;
+import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.lock.LockService;
@@ -112,6 +114,78 @@ final class InodeLocks implements RecallHandler {
     }
     watch(s);
     return lock;
+  }
+
+  /**
+   * Adds to the transaction that creates regular file {@code ino} what grants this node the
+   * file's exclusive lock (SPI lock 2.2), and adopts that lock when the transaction commits: the
+   * file's first write then needs no lock round trip. Without a backend that can, nothing is
+   * added and the first write takes the lock as before; a create never fails for want of it.
+   *
+   * @return the grant added (for {@link #abandonCreated}), or null
+   */
+  CreateGrant grantOnCreate(MetaTx tx, long ino) {
+    LockService s;
+    CreateGrant grant;
+    try {
+      s = service();
+      grant = s.createGrant(ino);
+    } catch (FsException | RuntimeException e) {
+      // No backend, one that has not built it, or no session to be had (etcd away; the create
+      // itself will say so): the lock is asked for at the first write, as without a grant.
+      LOG.log(Level.FINE, "inode " + ino + ": no lock granted with its create: " + e);
+      return null;
+    }
+    if (grant == null) {
+      return null;
+    }
+    if (grant.inode() != ino) {
+      throw new IllegalStateException(s.backend() + " granted " + grant + " for inode " + ino);
+    }
+    grant.guards().forEach(tx::guard);
+    tx.ops(grant.ops());
+    tx.afterCommitAt(revision -> adopt(s, grant, revision));
+    return grant;
+  }
+
+  /**
+   * A committed create's lock, registered as a grant is in {@link #hold}: the next hold finds
+   * it, recalls flush and release it, and its session's end forgets it. Its grant revision is
+   * the create's, which the cache has reached (the create waited for it).
+   */
+  private void adopt(LockService s, CreateGrant grant, long revision) {
+    HeldLock lock;
+    try {
+      lock = s.adoptCreated(grant, revision);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "inode " + grant.inode() + ": lock granted with its create not"
+          + " adopted: " + e.getMessage());
+      lock = null;
+    }
+    if (lock == null || s != attached) {
+      return; // taken at the first write; what the grant wrote goes with its session
+    }
+    current.put(lock.inode(), lock);
+    // A recall may have come between the backend's adoption and here (past the minimum hold):
+    // letGo recorded the lock before it forgot it, so seen here, it is gone already.
+    if (lock.equals(lastGone.get(lock.inode()))) {
+      current.remove(lock.inode(), lock);
+      return;
+    }
+    watch(s);
+  }
+
+  /** The create that carried {@code grant} has an unknown outcome: drop what it may have put. */
+  void abandonCreated(CreateGrant grant) {
+    LockService s = attached;
+    if (s == null) {
+      return;
+    }
+    try {
+      s.abandonCreated(grant);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "inode " + grant.inode() + ": " + e.getMessage());
+    }
   }
 
   /** The inodes whose lock this node holds right now. */

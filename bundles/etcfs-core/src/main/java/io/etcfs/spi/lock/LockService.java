@@ -90,6 +90,40 @@ public interface LockService {
    */
   boolean dirty(HeldLock lock);
 
+  /**
+   * Grants this node the exclusive lock on {@code inode} in the transaction that creates the
+   * inode (2.2): the returned grant's guards and operations go into that transaction, so a new
+   * file costs no lock round trip before its first write. Called once per attempt of the
+   * transaction (a conflict rebuilds it); only the attempt that commits is adopted. Opens the
+   * session if needed.
+   *
+   * @return null if the backend cannot grant a lock this way (the default): the caller acquires
+   *     the lock at first use, as before
+   */
+  default CreateGrant createGrant(long inode) {
+    return null;
+  }
+
+  /**
+   * The lock a committed {@link #createGrant} gave this node, held from now on exactly as if
+   * {@link #acquire} had granted it at {@code revision}: cached, recalled on demand, given back
+   * when idle, gone with its session, guarded by {@link #guards} (2.2).
+   *
+   * @param revision the revision the creating transaction committed at
+   * @return null if the lock cannot be held any more (its session ended meanwhile: then what
+   *     the grant wrote goes with the session); the caller acquires the lock at first use
+   */
+  default HeldLock adoptCreated(CreateGrant grant, long revision) {
+    return null;
+  }
+
+  /**
+   * The transaction that carried {@code grant} may have committed or not (its outcome is
+   * unknown): removes what it may have left, so that no lock is held that this node does not
+   * know it holds (2.2). Best effort; what stays goes with the session at the latest.
+   */
+  default void abandonCreated(CreateGrant grant) {}
+
   /** Where recalls for this node's locks are delivered. One handler; a new one replaces it. */
   void setRecallHandler(RecallHandler handler);
 }

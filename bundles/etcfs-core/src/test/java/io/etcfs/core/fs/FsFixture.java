@@ -40,16 +40,23 @@ final class FsFixture implements AutoCloseable {
     final long generation;
     final AtomicBoolean fenced = new AtomicBoolean();
     final EtcFs fs;
+    final LocalLockService lockService;
 
     Node(String name, long buffer) {
       this(name, buffer, store);
     }
 
     Node(String name, long buffer, io.etcfs.spi.meta.MetaStore via) {
+      this(name, buffer, via, store);
+    }
+
+    /** With {@code lockVia}: the store its lock service goes through. */
+    Node(String name, long buffer, io.etcfs.spi.meta.MetaStore via,
+        io.etcfs.spi.meta.MetaStore lockVia) {
       this.name = name;
       store.commit(new Txn().then(Op.put(keys.member(name), Keys.of("test"))));
       this.generation = store.get(keys.member(name)).orElseThrow().createRevision();
-      LocalLockService lockService = new LocalLockService(locks, store,
+      this.lockService = new LocalLockService(locks, lockVia,
           "/etcfs/" + FS + "/test-locks/", name);
       this.fs = new EtcFs(via, FS, this, () -> allocator, () -> lockService, device, 4096,
           buffer);

@@ -147,6 +147,13 @@ public final class TxRunner {
       TxnResult r = store.commit(txn);
       return r.succeeded() ? r.revision() : 0;
     } catch (MetaStoreException e) {
+      if (e.kind() == MetaStoreException.Kind.LEASE_NOT_FOUND) {
+        // A put under a lease etcd no longer has (a lock session that just ended): etcd checks
+        // leases before it applies anything, so nothing changed. Like a conflict, the body runs
+        // again and builds its writes afresh (a create's lock grant under a new session).
+        LOG.fine(what + ": " + e.getMessage() + "; running it again");
+        return 0;
+      }
       if (e.kind() == MetaStoreException.Kind.TOO_LARGE
           || e.kind() == MetaStoreException.Kind.UNAUTHENTICATED) {
         // Refused before it was applied: the outcome is known, nothing changed.

@@ -1,5 +1,6 @@
 package io.etcfs.lock.etcd.internal;
 
+import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.lease.LeaseReport;
@@ -130,6 +131,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   }
 
   private final MetaStore store;
+  /** {@link #store}, counting: the lock service's etcd round trips, for the shell. */
+  private final StoreCounts counts;
   private final String fsName;
   private final String nodeName;
   private final Duration sessionTtl;
@@ -166,7 +169,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
 
   @Activate
   public EtcdLockService(@Reference(name = "metaStore") MetaStore store, Config config) {
-    this.store = Objects.requireNonNull(store, "store");
+    this.counts = new StoreCounts(Objects.requireNonNull(store, "store"));
+    this.store = counts;
     this.fsName = required("fsName", config.fsName());
     this.nodeName = required("nodeName", config.nodeName());
     this.sessionTtl = sessionTtl(config.sessionTtlSeconds());
@@ -447,6 +451,74 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
         lock.fencingToken()));
   }
 
+  /**
+   * The lock key {@code "X <node>"} under this session's lease, put by the transaction that
+   * creates the inode: its create revision, that transaction's, is the fencing token, and
+   * every node's watch sees it as it sees any request. Nobody can have queued for an inode that
+   * did not exist, so the key is first in line: granted. The absent-compare makes that create
+   * revision provably the transaction's own.
+   */
+  @Override
+  public CreateGrant createGrant(long inode) {
+    checkOpen();
+    Session s = (Session) session();
+    byte[] key = key(inode, s.lease);
+    return new CreateGrant(inode, s.lease, List.of(Compare.absent(key)),
+        List.of(Op.put(key, value(LockMode.EXCLUSIVE, ""), s.lease)));
+  }
+
+  /**
+   * Records the created lock as held, as {@link #queueAndWait} records a grant. If the session
+   * the key was put under is no longer this node's live session, the key went (or goes) with
+   * that session's lease, and nothing is held.
+   */
+  @Override
+  public HeldLock adoptCreated(CreateGrant grant, long revision) {
+    long inode = grant.inode();
+    Session s = session;
+    if (closed || s == null || s.lease != grant.sessionId() || s.isExpired()) {
+      return null;
+    }
+    HeldLock lock = new HeldLock(inode, LockMode.EXCLUSIVE, revision, s.lease, revision);
+    Held h = new Held(lock, s);
+    inodes.computeIfAbsent(inode, i -> new InodeState());
+    LockTable.Request wanted;
+    // Under the table's monitor: a request the watch shows from here on finds the lock held and
+    // recalls it; one it showed before is in the table now.
+    synchronized (table) {
+      held.put(inode, h);
+      wanted = table.firstConflict(inode, revision, LockMode.EXCLUSIVE);
+    }
+    if (s.isExpired() || session != s) {
+      // The session ended while the lock was being recorded: sessionEnded may have missed it.
+      held.remove(inode, h);
+      inodes.computeIfPresent(inode, (i, st) -> st.users == 0 ? null : st);
+      return null;
+    }
+    if (wanted != null) {
+      h.waiters.add(wanted.createRevision());
+      recall(h, wanted.mode());
+    }
+    return lock;
+  }
+
+  /** Deletes the key the grant may have put; it goes with the session's lease otherwise. */
+  @Override
+  public void abandonCreated(CreateGrant grant) {
+    Held h = held.get(grant.inode());
+    if (h != null && h.lock.sessionId() == grant.sessionId()) {
+      return; // adopted or acquired since: the key is that lock's
+    }
+    byte[] key = key(grant.inode(), grant.sessionId());
+    try {
+      store.commit(new Txn().then(Op.delete(key)));
+    } catch (MetaStoreException e) {
+      LOG.log(Level.WARNING, "could not remove lock key {0} of a create whose outcome is"
+          + " unknown ({1}); it goes with lock session {2}", str(key), e.getMessage(),
+          Long.toHexString(grant.sessionId()));
+    }
+  }
+
   @Override
   public void setRecallHandler(RecallHandler handler) {
     recallHandler = Objects.requireNonNull(handler, "handler");
@@ -455,6 +527,11 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   /** Locks held now, for the shell. */
   public List<HeldLock> heldLocks() {
     return held.values().stream().map(h -> h.lock).toList();
+  }
+
+  /** This service's etcd round trips since it started, for the shell. */
+  String roundTrips() {
+    return counts.toString();
   }
 
   /** Recalls served by this node since it started (idle give-backs included). */
@@ -489,6 +566,11 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
 
   String prefix() {
     return prefix;
+  }
+
+  /** How many lock keys of {@code inode} this node's watch has shown, for tests. */
+  int queuedInTable(long inode) {
+    return table.queued(inode);
   }
 
   /** Inodes this node keeps state for (acquiring or holding), for tests of memory use. */

@@ -84,7 +84,8 @@ public final class LockCommands {
     }
     String none = a.has("--all") ? "no inode locks in etcd" : "no inode locks on this node";
     String footer = a.has("--all") ? "" : "\nrecalls served by this node: "
-        + locks.recallsServed() + "\nTOKEN: fencing token; FOR_S: seconds held or awaited"
+        + locks.recallsServed() + "\netcd round trips: " + locks.roundTrips()
+        + "\nTOKEN: fencing token; FOR_S: seconds held or awaited"
         + "\nRECALLS: served per inode, counted for the " + RecallCounts.CAPACITY
         + " inodes recalled last";
     return (t.size() == 0 ? none : t.render()) + footer;

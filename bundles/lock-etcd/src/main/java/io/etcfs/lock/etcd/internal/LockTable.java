@@ -64,6 +64,28 @@ final class LockTable {
     return first != null && first.mode() == LockMode.EXCLUSIVE ? first : null;
   }
 
+  /**
+   * The first request on {@code inode} after {@code token} (by create revision) that conflicts
+   * with a lock of mode {@code held}, or null.
+   */
+  synchronized Request firstConflict(long inode, long token, LockMode held) {
+    Map<Long, Request> queue = byInode.get(inode);
+    Request first = null;
+    for (Request r : queue == null ? java.util.List.<Request>of() : queue.values()) {
+      if (r.createRevision() > token && r.mode().conflictsWith(held)
+          && (first == null || r.createRevision() < first.createRevision())) {
+        first = r;
+      }
+    }
+    return first;
+  }
+
+  /** How many keys {@code inode}'s queue has: for tests. */
+  synchronized int queued(long inode) {
+    Map<Long, Request> queue = byInode.get(inode);
+    return queue == null ? 0 : queue.size();
+  }
+
   /** How many inodes have a lock key: for tests and the log. */
   synchronized int inodes() {
     return byInode.size();

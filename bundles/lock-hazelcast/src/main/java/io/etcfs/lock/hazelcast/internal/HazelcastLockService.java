@@ -1,5 +1,6 @@
 package io.etcfs.lock.hazelcast.internal;
 
+import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.lock.LockService;
@@ -111,6 +112,21 @@ public final class HazelcastLockService implements LockService {
 
   @Override
   public boolean dirty(HeldLock lock) {
+    throw new UnsupportedOperationException(NOT_YET);
+  }
+
+  @Override
+  public CreateGrant createGrant(long inode) {
+    throw new UnsupportedOperationException(NOT_YET);
+  }
+
+  @Override
+  public HeldLock adoptCreated(CreateGrant grant, long revision) {
+    throw new UnsupportedOperationException(NOT_YET);
+  }
+
+  @Override
+  public void abandonCreated(CreateGrant grant) {
     throw new UnsupportedOperationException(NOT_YET);
   }
 

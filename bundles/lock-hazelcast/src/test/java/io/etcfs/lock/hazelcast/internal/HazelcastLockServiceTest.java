@@ -64,6 +64,7 @@ class HazelcastLockServiceTest {
     assertNotYet(locks::session);
     assertNotYet(() -> locks.acquire(1, LockMode.EXCLUSIVE, Duration.ofSeconds(1)));
     assertNotYet(() -> locks.release(null));
+    assertNotYet(() -> locks.createGrant(1));
     locks.deactivate();
     assertFalse(instance.getLifecycleService().isRunning());
   }

@@ -1,0 +1,157 @@
+package io.etcfs.itests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A file created with open(O_CREAT) is created together with its creator's exclusive inode lock
+ * (issue #13): one etcd transaction fewer per new file, and the lock behaves as one taken at the
+ * first write — recalled by another node's read, gone with a killed creator's lock session.
+ * Two nodes; the last test kills node1.
+ */
+@Timeout(300)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class CreateLockIT {
+  @TempDir static Path tmp;
+  static LocalCluster cluster;
+  static Path n1;
+  static Path n2;
+
+  @BeforeAll
+  static void up() throws Exception {
+    cluster = LocalCluster.up(tmp, 2, "1G");
+    n1 = cluster.mount(1);
+    n2 = cluster.mount(2);
+  }
+
+  @AfterAll
+  static void down() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  /**
+   * The node's own counters: its engine's transactions ({@code stats}) and its lock service's
+   * ({@code locks}), which together are every transaction it sends for a file operation.
+   */
+  @Test
+  @Order(1)
+  void aFileCreatedWrittenAndClosedCostsTwoEtcdTransactions() throws Exception {
+    Files.writeString(n1.resolve("warm-up"), "x"); // inode numbers, lock session, arena
+    long[] before = transactions(n1);
+    int files = 20;
+    for (int i = 0; i < files; i++) {
+      Files.writeString(n1.resolve("new-" + i), "new file " + i);
+    }
+    long[] after = transactions(n1);
+    long engine = after[0] - before[0];
+    long locks = after[1] - before[1];
+    System.out.printf("%d files created, written and closed on node1: %d engine and %d lock"
+        + " service transactions%n", files, engine, locks);
+    assertEquals(0, locks, "no lock requests: each create granted its file's lock");
+    assertEquals(2L * files, engine + locks, "one create and one commit per file");
+    for (int i = 0; i < files; i++) {
+      assertEquals("new file " + i, Files.readString(n2.resolve("new-" + i)));
+    }
+  }
+
+  /** node1 created the file and writes it, still open: node2's read recalls the created lock. */
+  @Test
+  @Order(2)
+  void anotherNodeReadsAFileItsCreatorIsStillWriting() throws Exception {
+    Path name = Path.of("being-written");
+    try (FileChannel w = FileChannel.open(n1.resolve(name), StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE)) {
+      w.write(bytes("first words"), 0);
+      assertEquals("first words", Files.readString(n2.resolve(name)));
+      w.write(bytes(", then more"), 11); // asks for the lock again
+      assertEquals("first words, then more", Files.readString(n2.resolve(name)));
+    }
+    assertEquals("first words, then more", Files.readString(n2.resolve(name)));
+  }
+
+  /**
+   * node1 creates a file and is killed at once: the lock its create put is under its lock
+   * session and goes with it, so node2 writes the file within about the session's TTL (2 s).
+   */
+  @Test
+  @Order(3)
+  void aFileWhoseCreatorWasKilledIsWritableElsewhereWithinTheLockSessionTtl() throws Exception {
+    Path name = Path.of("creator-killed");
+    FileChannel created = FileChannel.open(n1.resolve(name), StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE);
+    long ino = (Long) Files.getAttribute(n1.resolve(name), "unix:ino");
+    Faults.await("node1's exclusive lock on " + ino + " in etcd", Duration.ofSeconds(30),
+        () -> locksOf(ino).contains("\"mode\": \"X\", \"state\": \"held\", \"node\": \"node1\""));
+    ProcessHandle node1 = ProcessHandle.of(Faults.nodePid(cluster, 1)).orElseThrow();
+    long killed = System.nanoTime();
+    node1.destroyForcibly();
+    node1.onExit().get(30, TimeUnit.SECONDS);
+    double exited = (System.nanoTime() - killed) / 1e9;
+    try (FileChannel w = FileChannel.open(n2.resolve(name), StandardOpenOption.WRITE)) {
+      w.write(bytes("taken over"), 0); // waits for node1's lock
+      w.force(true);
+    }
+    double seconds = (System.nanoTime() - killed) / 1e9;
+    System.out.printf("node2 wrote the file node1 created %.2f s after node1's SIGKILL (the JVM"
+        + " was gone after %.2f s)%n", seconds, exited);
+    assertTrue(seconds < 6, "node1's created lock lasted " + seconds + " s after SIGKILL");
+    assertEquals("taken over", Files.readString(n2.resolve(name)));
+    try {
+      created.close();
+    } catch (java.io.IOException e) {
+      // its mount died with node1
+    }
+  }
+
+  /** {engine transactions, lock service transactions} of the node serving {@code mount}. */
+  private static long[] transactions(Path mount) throws Exception {
+    long engine = number(shell(mount, "stats --json"), "\"etcd_commits\": (\\d+)");
+    long locks = number(shell(mount, "locks"),
+        "etcd round trips: [\\d,]+ reads, [\\d,]+ range reads, ([\\d,]+) transactions");
+    return new long[] {engine, locks};
+  }
+
+  /** node2's rows of {@code locks --all} for one inode. */
+  private static String locksOf(long ino) throws Exception {
+    return shell(n2, "locks --all --json").lines()
+        .filter(l -> l.strip().startsWith("{\"inode\": " + ino + ","))
+        .reduce("", (a, b) -> a + b + "\n");
+  }
+
+  private static String shell(Path mount, String command) throws Exception {
+    Distribution.Result r = cluster.etcfs("shell", mount.toString(), "-c", command);
+    assertEquals(0, r.exit(), command + ": " + r);
+    return r.out();
+  }
+
+  private static long number(String out, String regex) {
+    Matcher m = Pattern.compile(regex).matcher(out);
+    assertTrue(m.find(), regex + " in " + out);
+    return Long.parseLong(m.group(1).replace(",", ""));
+  }
+
+  private static ByteBuffer bytes(String s) {
+    return ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8));
+  }
+}
