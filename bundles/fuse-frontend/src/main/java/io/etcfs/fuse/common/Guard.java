@@ -42,21 +42,26 @@ public final class Guard {
     }
   }
 
+  /** The libfuse 2 front end names the path; the low-level one has none to name (""). */
+  private static String what(String op, String path) {
+    return path == null || path.isEmpty() ? op : op + " " + path;
+  }
+
   private int failed(String op, String path, FsException e) {
     int errno = e.errno() > 0 ? e.errno() : Errno.EIO;
     if (errno == Errno.EIO) {
-      LOG.log(Level.WARNING, "{0} {1}: EIO: {2}", op, path, e.getMessage());
+      LOG.log(Level.WARNING, "{0}: EIO: {1}", what(op, path), e.getMessage());
     } else {
-      LOG.log(Level.DEBUG, "{0} {1}: errno {2}: {3}", op, path, errno, e.getMessage());
+      LOG.log(Level.DEBUG, "{0}: errno {1}: {2}", what(op, path), errno, e.getMessage());
     }
     return -errno;
   }
 
   private int unexpected(String op, String path, Throwable t) {
     if (traced.add(op + ' ' + t.getClass().getName())) {
-      LOG.log(Level.ERROR, op + " " + path + " failed, answering EIO", t);
+      LOG.log(Level.ERROR, what(op, path) + " failed, answering EIO", t);
     } else {
-      LOG.log(Level.ERROR, "{0} {1} failed, answering EIO: {2}", op, path, t.toString());
+      LOG.log(Level.ERROR, "{0} failed, answering EIO: {1}", what(op, path), t.toString());
     }
     return -Errno.EIO;
   }

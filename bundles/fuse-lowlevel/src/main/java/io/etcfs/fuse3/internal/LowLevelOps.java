@@ -6,8 +6,6 @@ import io.etcfs.fuse.common.LockRanges;
 import io.etcfs.fuse.common.ProcGroups;
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
-import io.etcfs.spi.vfs.DirEntry;
-import io.etcfs.spi.vfs.DirPage;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.OpenFile;
@@ -43,9 +41,6 @@ final class LowLevelOps {
   static final int SET_MTIME = 1 << 5;
   static final int SET_ATIME_NOW = 1 << 7;
   static final int SET_MTIME_NOW = 1 << 8;
-  /** Readdir offsets: 0 = from ".", 1 = from "..", 2 = from the first entry, else a cookie. */
-  private static final long DOT_DONE = 1;
-  private static final long DOTDOT_DONE = 2;
 
   private final Vfs vfs;
   private final Libfuse3 lib;
@@ -565,9 +560,9 @@ final class LowLevelOps {
   }
 
   /**
-   * readdir and readdirplus in offset mode: every entry carries the offset to continue after it
-   * (the same offsets as the libfuse 2 front end's, see DirHandle). readdirplus also hands the
-   * kernel each entry's attributes, which counts as a lookup of that entry (not of "." and "..").
+   * readdir and readdirplus in offset mode ({@link DirHandle#list}, the libfuse 2 front end's
+   * offsets). readdirplus also hands the kernel each entry's attributes, which counts as a
+   * lookup of that entry (not of "." and "..").
    */
   private void readdir(long req, long size, long offset, long fi, boolean plus) {
     long fh = Mem.IO.getLong(fi + Mem.FI_FH);
@@ -575,61 +570,32 @@ final class LowLevelOps {
     requests.submit(plus ? "readdirplus" : "readdir", req, () -> {
       DirHandle dir = handles.dir(fh);
       DirBuffer out = requests.dirBuffer((int) Math.min(size, 1 << 20), plus, cache);
-      if (offset == 0 && !out.add(".", dir.ino, dirAttr(dir.ino), false, DOT_DONE)) {
-        requests.replyBuf(req, out.address(), out.used());
-        return;
-      }
-      if (offset <= DOT_DONE
-          && !out.add("..", dir.parentIno, dirAttr(dir.parentIno), false, DOTDOT_DONE)) {
-        requests.replyBuf(req, out.address(), out.used());
-        return;
-      }
-      long start = Math.max(offset, DOTDOT_DONE);
-      boolean cutGroups = dir.stuckAt == start;
-      long resume = start;
-      fill:
-      while (true) {
-        DirPage page = dir.after(vfs, resume == DOTDOT_DONE ? 0 : resume);
-        List<DirEntry> entries = page.entries();
-        for (int i = 0; i < entries.size(); i++) {
-          DirEntry e = entries.get(i);
-          boolean groupGoesOn = i + 1 < entries.size() && entries.get(i + 1).cookie() == e.cookie();
-          long next = groupGoesOn && !cutGroups ? resume : e.cookie();
-          Attr attr = plus ? entryAttr(dir.ino, e, caller) : typeOnly(e);
-          if (!out.add(e.name(), e.ino(), attr, plus && attr.nlink() >= 0, next)) {
-            dir.stuckAt = resume == start ? start : -1;
-            break fill;
-          }
-          resume = next;
-        }
-        if (!page.more() || entries.isEmpty()) {
-          break;
-        }
-      }
+      dir.list(vfs, offset, (name, ino, type, next) -> {
+        boolean entry = plus && !name.equals(".") && !name.equals("..");
+        Attr attr = entry ? entryAttr(dir.ino, name, ino, type, caller) : typeOnly(ino, type);
+        return out.add(name, ino, attr, entry && attr.nlink() >= 0, next);
+      });
       requests.replyBuf(req, out.address(), out.used());
     });
   }
 
-  private static Attr dirAttr(long ino) {
-    return new Attr(ino, Attr.S_IFDIR, -1, 0, 0, 0, 0, 0, 0, 0, 0);
-  }
-
-  private static Attr typeOnly(DirEntry e) {
-    return new Attr(e.ino(), e.type() & Attr.S_IFMT, -1, 0, 0, 0, 0, 0, 0, 0, 0);
+  /** Attributes carrying only an inode number and a type (nlink -1: nothing for the kernel). */
+  private static Attr typeOnly(long ino, int type) {
+    return new Attr(ino, type & Attr.S_IFMT, -1, 0, 0, 0, 0, 0, 0, 0, 0);
   }
 
   /** An entry's attributes for readdirplus; one gone meanwhile is listed without them. */
-  private Attr entryAttr(long dir, DirEntry e, Caller caller) {
+  private Attr entryAttr(long dir, String name, long ino, int type, Caller caller) {
     try {
-      Attr a = vfs.lookup(dir, e.name(), caller);
-      if (a.ino() == e.ino()) {
+      Attr a = vfs.lookup(dir, name, caller);
+      if (a.ino() == ino) {
         rememberParent(a, dir);
         return a;
       }
     } catch (FsException ignored) {
       // removed or replaced since the listing: no attributes, the kernel looks it up itself
     }
-    return typeOnly(e);
+    return typeOnly(ino, type);
   }
 
   // ---- extended attributes

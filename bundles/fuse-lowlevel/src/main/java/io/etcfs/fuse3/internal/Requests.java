@@ -4,14 +4,11 @@ import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.PosixLock;
+import io.etcfs.fuse.common.Guard;
 import io.etcfs.fuse.common.LockRanges;
 import io.etcfs.spi.vfs.StatFs;
-import java.lang.System.Logger;
-import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -27,11 +24,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * always find a thread. The pool grows with the work in flight (a blocking F_SETLKW must not
  * hold up the unlock that would end it) and shrinks when idle.
  *
- * <p>A failure becomes the errno the caller sees: an {@link FsException} its own, anything else
- * EIO, logged with its stack trace once per kind. After {@link #close} every request gets EIO.
+ * <p>A failure becomes the errno the caller sees through {@link Guard}, as in the libfuse 2 front
+ * end: an FsException its own, anything else EIO, logged with its stack trace once per kind.
+ * After {@link #close} every request gets EIO.
  */
 final class Requests {
-  private static final Logger LOG = System.getLogger(Requests.class.getName());
   /** The largest write buffer kept for reuse: libfuse 3's max_write (1 MiB). */
   static final int MAX_POOLED = 1 << 20;
   private static final int POOL_SIZE = 32;
@@ -46,11 +43,10 @@ final class Requests {
 
   private final Libfuse3 lib;
   private final ExecutorService workers;
-  private final Set<String> traced = ConcurrentHashMap.newKeySet();
+  private final Guard guard = new Guard();
   private final ConcurrentLinkedQueue<ByteBuffer> writeBuffers = new ConcurrentLinkedQueue<>();
   private final AtomicInteger pooled = new AtomicInteger();
   private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
-  private volatile boolean closed;
 
   Requests(Libfuse3 lib, String name) {
     this.lib = lib;
@@ -79,10 +75,6 @@ final class Requests {
   }
 
   void submit(String op, long req, Work work) {
-    if (closed) {
-      lib.fuse_reply_err(req, Errno.EIO);
-      return;
-    }
     try {
       workers.execute(() -> run(op, req, work));
     } catch (RejectedExecutionException e) {
@@ -90,34 +82,20 @@ final class Requests {
     }
   }
 
+  /** The work replies itself; a failure (or a closed front end) is answered with its errno. */
   private void run(String op, long req, Work work) {
-    if (closed) {
-      lib.fuse_reply_err(req, Errno.EIO);
-      return;
-    }
-    try {
+    int result = guard.run(op, "", () -> {
       work.run();
-    } catch (FsException e) {
-      int errno = e.errno() > 0 ? e.errno() : Errno.EIO;
-      if (errno == Errno.EIO) {
-        LOG.log(Level.WARNING, "{0}: EIO: {1}", op, e.getMessage());
-      } else {
-        LOG.log(Level.DEBUG, "{0}: errno {1}: {2}", op, errno, e.getMessage());
-      }
-      lib.fuse_reply_err(req, errno);
-    } catch (Throwable t) { // every Error too: the request must still be answered
-      if (traced.add(op + ' ' + t.getClass().getName())) {
-        LOG.log(Level.ERROR, op + " failed, answering EIO", t);
-      } else {
-        LOG.log(Level.ERROR, "{0} failed, answering EIO: {1}", op, t.toString());
-      }
-      lib.fuse_reply_err(req, Errno.EIO);
+      return 0;
+    });
+    if (result < 0) {
+      lib.fuse_reply_err(req, -result);
     }
   }
 
   /** Later requests get EIO; work in flight finishes. */
   void close() {
-    closed = true;
+    guard.close();
     workers.shutdown();
   }
 
