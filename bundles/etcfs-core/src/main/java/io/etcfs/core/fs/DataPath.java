@@ -39,6 +39,20 @@ final class DataPath {
     return Math.max(extents.snapshot(f.ino).inode().size(), f.pendingEnd);
   }
 
+  /**
+   * At open: holds the file's lock for reading, unless this node holds a lock on it already (no
+   * round trip then). The grant comes after every exclusive holder's write() that returned
+   * before the open, recalled and committed, so the size and times answered from now on are
+   * at least that new. A kernel with a page cache decides end-of-file from the size it was last
+   * told — a read() beyond it never reaches etcfs — and lseek(SEEK_END) uses it too: without
+   * this, an open on a node whose lock watch lags could be told a size from before another
+   * node's write() and read short. A stat without an open answers from the lock watch instead
+   * (no round trip: see InodeLocks#beforeAttributes).
+   */
+  void settle(long ino) throws FsException {
+    locks.hold(ino, LockMode.SHARED);
+  }
+
   /** Reads under a shared (or this node's exclusive) lock: nobody else has unflushed writes. */
   int read(FileData f, ByteBuffer dst, long off) throws FsException {
     while (true) {

@@ -43,6 +43,15 @@ final class Files {
   }
 
   OpenFile open(long ino, int flags, Caller caller) throws FsException {
+    return open(ino, flags, caller, true);
+  }
+
+  /**
+   * @param settle whether to take the file's lock for reading first (see {@link
+   *     DataPath#settle}); not for a file this node has just created, which no other node can
+   *     have written and whose create took the exclusive lock where the backend can
+   */
+  private OpenFile open(long ino, int flags, Caller caller, boolean settle) throws FsException {
     Inode i = lookups.inode(ino);
     boolean writes = (flags & Handle.O_ACCMODE) != Handle.O_RDONLY;
     if (i.isDir() && writes) {
@@ -53,9 +62,12 @@ final class Files {
     }
     FileData f = open.acquire(ino);
     try {
-      if (writes && (flags & Handle.O_TRUNC) != 0 && i.isRegular()) {
-        truncator.truncate(ino, 0);
+      boolean truncates = writes && (flags & Handle.O_TRUNC) != 0 && i.isRegular();
+      if (truncates) {
+        truncator.truncate(ino, 0); // under the exclusive lock, which settles the file too
         attrs.afterDataChange(ino, caller);
+      } else if (settle && i.isRegular()) {
+        data.settle(ino);
       }
     } catch (FsException | RuntimeException e) {
       release(f);
@@ -67,7 +79,7 @@ final class Files {
   OpenFile create(long dir, String name, int mode, int flags, Caller caller) throws FsException {
     try {
       Attr a = creates.createFile(dir, name, mode, caller);
-      return open(a.ino(), flags & ~Handle.O_TRUNC, caller);
+      return open(a.ino(), flags & ~Handle.O_TRUNC, caller, false);
     } catch (FsException e) {
       if (e.errno() != Errno.EEXIST || (flags & Handle.O_EXCL) != 0) {
         throw e;
