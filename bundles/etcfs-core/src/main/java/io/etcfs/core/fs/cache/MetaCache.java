@@ -43,8 +43,13 @@ import java.util.function.Predicate;
  */
 public final class MetaCache implements KvSource {
   private static final int STRIPES = 1024;
-  /** A bound on memory, not on staleness: past it the key cache starts over. */
-  private static final int MAX_KEYS = 200_000;
+  /**
+   * A bound on memory, not on staleness: past it the key cache starts over. The system property
+   * {@code etcfs.cache.maxKeys} (a node's {@code ETCFS_NODE_JAVA_OPTS}) sets another; tests use
+   * a small one to make a node start over often.
+   */
+  private static final int MAX_KEYS = Math.max(100, Integer.getInteger("etcfs.cache.maxKeys",
+      200_000));
   /** The largest scope (directory) read whole on a miss so that its misses need no read. */
   static final int SCOPE_LIMIT = 1000;
 
@@ -57,9 +62,18 @@ public final class MetaCache implements KvSource {
   private final Set<String> complete = ConcurrentHashMap.newKeySet();
   /** Scopes found too large to read whole (forgotten when the cache starts over). */
   private final Set<String> large = ConcurrentHashMap.newKeySet();
-  /** Counts every explicit drop of cached keys; a scope is marked complete only if none raced. */
+  /**
+   * Counts every explicit drop of cached keys; a scope is marked complete only if none raced.
+   * Guarded by {@link #scopes}, which every drop holds from the moment it drops scopes until its
+   * keys are gone, and a fill while it stores its keys and marks its scope: a fill can never
+   * store keys that a drop then removes from under a complete scope, which served names that
+   * exist as absent (`rm -rf` found a directory "not empty": the cache overflowed and started
+   * over while directories were being filled).
+   */
   private long drops;
   private final Object scopes = new Object();
+  /** Runs inside a drop, after scopes and before keys are dropped: for tests of the above. */
+  volatile Runnable whileDropping;
   private final Map<String, Entry> keys = new ConcurrentHashMap<>();
   private final Map<Long, Object> groups = new ConcurrentHashMap<>();
   /** Bumped by explicit invalidations: a fill that raced one is not stored. */
@@ -150,13 +164,13 @@ public final class MetaCache implements KvSource {
       return false;
     }
     long asOf = r.revision();
-    for (KeyValue kv : r.kvs()) {
-      keys.compute(kv.keyString(), (kk, old) -> live && (old == null || old.asOf < asOf)
-          ? new Entry(Optional.of(kv), asOf) : old);
-    }
     synchronized (scopes) {
       if (drops != before || !live) {
-        return false;
+        return false; // a key dropped since the read may be among these: store none
+      }
+      for (KeyValue kv : r.kvs()) {
+        keys.compute(kv.keyString(), (kk, old) -> old == null || old.asOf < asOf
+            ? new Entry(Optional.of(kv), asOf) : old);
       }
       complete.add(scope);
     }
@@ -335,9 +349,17 @@ public final class MetaCache implements KvSource {
       if (scope != null) {
         complete.remove(scope);
       }
+      runHook();
+      epochs.incrementAndGet(stripe(key.hashCode()));
+      keys.remove(key);
     }
-    epochs.incrementAndGet(stripe(key.hashCode()));
-    keys.remove(key);
+  }
+
+  private void runHook() {
+    Runnable hook = whileDropping;
+    if (hook != null) {
+      hook.run();
+    }
   }
 
   public void invalidate(byte[] key) {
@@ -355,9 +377,9 @@ public final class MetaCache implements KvSource {
     synchronized (scopes) {
       drops++;
       complete.removeIf(scope -> scope.startsWith(p) || p.startsWith(scope));
+      List<String> doomed = keys.keySet().stream().filter(k -> k.startsWith(p)).toList();
+      doomed.forEach(this::invalidate);
     }
-    List<String> doomed = keys.keySet().stream().filter(k -> k.startsWith(p)).toList();
-    doomed.forEach(this::invalidate);
   }
 
   public void invalidateAll() {
@@ -365,12 +387,13 @@ public final class MetaCache implements KvSource {
       drops++;
       complete.clear();
       large.clear();
+      runHook();
+      for (int i = 0; i < STRIPES; i++) {
+        epochs.incrementAndGet(i);
+      }
+      keys.clear();
+      groups.clear();
     }
-    for (int i = 0; i < STRIPES; i++) {
-      epochs.incrementAndGet(i);
-    }
-    keys.clear();
-    groups.clear();
   }
 
   public boolean isLive() {

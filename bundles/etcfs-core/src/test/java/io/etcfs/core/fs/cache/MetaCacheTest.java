@@ -122,6 +122,58 @@ class MetaCacheTest {
     assertEquals(reads, store.reads.get());
   }
 
+  /**
+   * A directory filled while the cache starts over (it overflowed) must not end up complete with
+   * its keys gone: then every name in it was answered absent, and {@code rm -rf} on that node
+   * skipped files it listed and failed with "Directory not empty".
+   */
+  @Test
+  void aFillRacingTheCacheStartingOverNeverLosesPresentNames() throws Exception {
+    byte[] present = keys.dirent(5, 1, "present");
+    awaitApplied(put(present, "x"));
+    cache.invalidateAll();
+    assertFillDuringDropKeeps(present, cache::invalidateAll);
+  }
+
+  /** The same for the drop of one key of the directory (a commit the watch did not confirm). */
+  @Test
+  void aFillRacingTheDropOfOneKeyNeverLosesPresentNames() throws Exception {
+    byte[] present = keys.dirent(6, 1, "present");
+    awaitApplied(put(present, "x"));
+    cache.invalidateAll();
+    assertFillDuringDropKeeps(present, () -> cache.invalidate(present));
+  }
+
+  /**
+   * Runs {@code drop}; in its middle (after it dropped scopes, before it dropped keys) another
+   * thread looks up {@code present}, which reads its whole directory, and is given a moment to
+   * finish first. Afterwards the name must still be found.
+   */
+  private void assertFillDuringDropKeeps(byte[] present, Runnable drop) throws Exception {
+    java.util.concurrent.ExecutorService other = java.util.concurrent.Executors
+        .newSingleThreadExecutor();
+    try {
+      java.util.List<java.util.concurrent.Future<Optional<KeyValue>>> fill =
+          new java.util.ArrayList<>();
+      cache.whileDropping = () -> {
+        cache.whileDropping = null;
+        fill.add(other.submit(() -> cache.get(present)));
+        try {
+          fill.get(0).get(300, TimeUnit.MILLISECONDS); // done already where drops do not lock
+        } catch (java.util.concurrent.TimeoutException waitsForTheDrop) {
+          // the fill waits for the drop to end: what is wanted
+        } catch (Exception e) {
+          throw new AssertionError(e);
+        }
+      };
+      drop.run();
+      assertTrue(fill.get(0).get(10, TimeUnit.SECONDS).isPresent(), "the fill read the name");
+      assertTrue(cache.get(present).isPresent(), "a name in etcd answered absent");
+    } finally {
+      other.shutdownNow();
+    }
+  }
+
   @Test
   void aDarkCacheServesNothingAndWakesWaiters() {
     byte[] k = keys.inode(10);
