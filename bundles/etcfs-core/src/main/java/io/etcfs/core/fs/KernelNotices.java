@@ -95,7 +95,10 @@ final class KernelNotices implements io.etcfs.core.fs.tx.TxRunner.CommitListener
   private void awaitCommitsThrough(long seq) {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(OWN_WAIT_MS);
     synchronized (pending) {
-      while (!pending.isEmpty() && pending.first() <= seq) {
+      // ceiling, not isEmpty-then-first: end() removes outside this monitor, and first() on a
+      // set emptied in between threw, which ended the task and lost its notices
+      Long oldest;
+      while ((oldest = pending.ceiling(Long.MIN_VALUE)) != null && oldest <= seq) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return; // told as another node's: an invalidation too many, never one too few
