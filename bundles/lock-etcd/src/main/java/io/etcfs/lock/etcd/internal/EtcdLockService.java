@@ -74,6 +74,13 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private static final long NUDGE_NANOS = TimeUnit.SECONDS.toNanos(2);
   /** A holder asked again this long after a recall that has not ended is recalled again. */
   private static final long RECALL_AGAIN_NANOS = TimeUnit.SECONDS.toNanos(5);
+  /**
+   * Idle locks are given back by this many threads at a time, whatever their number. A node
+   * that had unpacked 12,000 files once gave them all back at once, a thread and a transaction
+   * each: etcd answered "too many requests", and the node's own keep-alive timed out, which
+   * ended its lock session. Housekeeping must never cost the node its locks.
+   */
+  static final int IDLE_RELEASERS = 2;
 
   @ObjectClassDefinition(
       name = "etcfs lock backend: etcd",
@@ -116,6 +123,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     final long grantedAt = System.nanoTime();
     volatile long lastUsed = System.nanoTime();
     volatile boolean recalling;
+    /** The recall under way is only an idle give-back, queued behind others: see releaseIdle. */
+    volatile boolean idleOnly;
     volatile long recalledAt;
     /** The recall was delivered: the lock is on its way out and never handed out again. */
     volatile boolean releasing;
@@ -160,6 +169,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private final Object changed = new Object();
   private final ScheduledExecutorService timer;
   private final ExecutorService recalls;
+  private final ExecutorService idleReleases;
   private final AtomicLong recallsServed = new AtomicLong();
   private final RecallCounts recallsByInode = new RecallCounts();
   private volatile RecallHandler recallHandler;
@@ -183,6 +193,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     this.prefix = "/etcfs/" + fsName + "/locks/";
     this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "etcfs-locks-timer"));
     this.recalls = Executors.newCachedThreadPool(r -> daemon(r, "etcfs-locks-recall"));
+    this.idleReleases = Executors.newFixedThreadPool(IDLE_RELEASERS,
+        r -> daemon(r, "etcfs-locks-idle"));
     startWatch();
     long check = Math.max(1, idleNanos / 4);
     timer.scheduleWithFixedDelay(this::releaseIdle, check, check, TimeUnit.NANOSECONDS);
@@ -778,13 +790,15 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   /** Delivers a recall once, after the minimum hold time. */
   private void recall(Held h, LockMode wanted) {
     long now = System.nanoTime();
-    if (h.recalling && now - h.recalledAt < RECALL_AGAIN_NANOS) {
+    if (h.recalling && !h.idleOnly && now - h.recalledAt < RECALL_AGAIN_NANOS) {
       return;
     }
-    if (h.recalling) {
+    if (h.recalling && !h.idleOnly) {
       LOG.log(Level.WARNING, "lock on inode {0} asked for again; recalling it again",
           Long.toHexString(h.lock.inode()));
     }
+    // A request that conflicts overtakes an idle give-back still queued: deliver runs once.
+    h.idleOnly = false;
     h.recalling = true;
     h.recalledAt = now;
     long delay = Math.max(0, h.grantedAt + minHoldNanos - System.nanoTime());
@@ -792,11 +806,18 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   }
 
   private void deliver(Held h, LockMode wanted) {
-    if (held.get(h.lock.inode()) != h) {
-      return; // released meanwhile: a recall for a lock no longer held is nothing to do
+    synchronized (h) {
+      if (held.get(h.lock.inode()) != h || h.releasing) {
+        return; // released or being released: a recall for it is nothing more to do
+      }
+      if (h.idleOnly && System.nanoTime() - h.lastUsed <= idleNanos) {
+        h.idleOnly = false; // used again while its give-back was queued: keep it
+        h.recalling = false;
+        return;
+      }
+      h.releasing = true;
     }
     RecallHandler handler = recallHandler;
-    h.releasing = true;
     try {
       if (handler != null) {
         handler.recall(h.lock, wanted);
@@ -811,11 +832,18 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     }
   }
 
+  /**
+   * Queues every idle lock for a give-back on {@link #IDLE_RELEASERS} threads. One that is
+   * recalled for real meanwhile is delivered at once, on the recall path.
+   */
   private void releaseIdle() {
     long now = System.nanoTime();
     for (Held h : held.values()) {
-      if (now - h.lastUsed > idleNanos) {
-        recall(h, LockMode.EXCLUSIVE);
+      if (now - h.lastUsed > idleNanos && !h.recalling) {
+        h.idleOnly = true;
+        h.recalledAt = now;
+        h.recalling = true;
+        idleReleases.execute(() -> deliver(h, LockMode.EXCLUSIVE));
       }
     }
   }
@@ -850,6 +878,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     wakeAll();
     timer.shutdownNow();
     recalls.shutdownNow();
+    idleReleases.shutdownNow();
     Session s = session;
     if (s != null) {
       s.close(); // revoking the lease deletes every lock key at once
@@ -867,6 +896,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     wakeAll();
     timer.shutdownNow();
     recalls.shutdownNow();
+    idleReleases.shutdownNow();
     Session s = session;
     if (s != null) {
       s.halt();

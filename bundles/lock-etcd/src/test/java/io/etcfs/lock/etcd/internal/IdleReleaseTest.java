@@ -1,0 +1,116 @@
+package io.etcfs.lock.etcd.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.etcfs.spi.lock.HeldLock;
+import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.meta.ForwardingMetaStore;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.spi.meta.TxnResult;
+import io.etcfs.testing.ComponentConfigs;
+import io.etcfs.testing.MemoryMetaStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Idle locks are given back a few at a time: a node holding thousands of them (after a tar x)
+ * once gave them all back at once and lost its own lock session to the load it made on etcd.
+ */
+@Timeout(60)
+class IdleReleaseTest {
+  private final MemoryMetaStore memory = new MemoryMetaStore();
+  /** Commits that delete a lock key and have not answered yet; each takes 3 ms. */
+  private final AtomicInteger releasing = new AtomicInteger();
+  private final AtomicInteger mostAtOnce = new AtomicInteger();
+  private final AtomicInteger released = new AtomicInteger();
+  private final List<EtcdLockService> nodes = new ArrayList<>();
+
+  private final ForwardingMetaStore store = new ForwardingMetaStore(memory) {
+    @Override
+    public TxnResult commit(Txn txn) {
+      boolean release = txn.onSuccess().stream().anyMatch(op -> op instanceof Op.Delete);
+      if (!release) {
+        return super.commit(txn);
+      }
+      mostAtOnce.accumulateAndGet(releasing.incrementAndGet(), Math::max);
+      try {
+        TimeUnit.MILLISECONDS.sleep(3);
+        return super.commit(txn);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      } finally {
+        releasing.decrementAndGet();
+        released.incrementAndGet();
+      }
+    }
+  };
+
+  @AfterEach
+  void stop() {
+    nodes.forEach(EtcdLockService::deactivate);
+    memory.close();
+  }
+
+  private EtcdLockService node(String name, int idleReleaseSeconds) {
+    EtcdLockService n = new EtcdLockService(store, ComponentConfigs.of(
+        EtcdLockService.Config.class, Map.of("fsName", "f", "nodeName", name,
+            "sessionTtlSeconds", 2, "minHoldMillis", 50,
+            "idleReleaseSeconds", idleReleaseSeconds)));
+    n.setRecallHandler((lock, wanted) -> { });
+    nodes.add(n);
+    return n;
+  }
+
+  @Test
+  void hundredsOfIdleLocksAreGivenBackAFewAtATime() throws Exception {
+    EtcdLockService a = node("a", 1);
+    int count = 300;
+    for (long ino = 1; ino <= count; ino++) {
+      a.acquire(ino, LockMode.EXCLUSIVE, Duration.ofSeconds(10));
+    }
+    assertEquals(count, a.heldLocks().size());
+    eventually("every idle lock given back, one release each",
+        () -> a.heldLocks().isEmpty() && released.get() == count);
+    assertTrue(mostAtOnce.get() <= EtcdLockService.IDLE_RELEASERS,
+        mostAtOnce.get() + " releases at once");
+  }
+
+  /** A lock queued for an idle give-back is recalled at once when another node asks for it. */
+  @Test
+  void aRequestOvertakesTheIdleQueue() throws Exception {
+    EtcdLockService a = node("a", 1);
+    EtcdLockService b = node("b", 30);
+    int count = 600; // about a second of idle give-backs at 3 ms each, two at a time
+    for (long ino = 1; ino <= count; ino++) {
+      a.acquire(ino, LockMode.EXCLUSIVE, Duration.ofSeconds(10));
+    }
+    eventually("the give-backs to start", () -> released.get() > 0);
+    long t0 = System.nanoTime();
+    HeldLock theirs = b.acquire(count, LockMode.SHARED, Duration.ofSeconds(20));
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    assertEquals(count, theirs.inode());
+    assertTrue(released.get() < count, "the last lock was reached by the queue, not the request");
+    assertTrue(seconds < 1.0, "granted after " + seconds + " s");
+  }
+
+  private static void eventually(String what, BooleanSupplier check) throws Exception {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!check.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      TimeUnit.MILLISECONDS.sleep(10);
+    }
+  }
+}
