@@ -27,14 +27,18 @@ final class AttrChanges {
         i = Lookups.withDirTimes(i, tx.get(ctx.keys.dirTimes(ino)));
         tx.delete(ctx.keys.dirTimes(ino));
       }
-      long now = Ctx.now();
-      i = chmod(i, c, caller);
-      i = chown(i, c, caller);
-      i = times(i, c, caller, now);
-      Inode done = i.withCtime(now);
+      Inode done = changed(i, c, caller, Ctx.now());
       tx.put(ctx.keys.inode(ino), Codec.inode(done));
       return done.toAttr(ctx.blockSize);
     });
+  }
+
+  /** {@code i} after {@code c} by {@code caller} at {@code now}, or EPERM. */
+  static Inode changed(Inode i, SetAttr c, Caller caller, long now) throws FsException {
+    i = chmod(i, c, caller);
+    i = chown(i, c, caller);
+    i = times(i, c, caller, now);
+    return i.withCtime(now);
   }
 
   /**

@@ -174,6 +174,10 @@ final class DataPath {
     }
     f.pendingEnd = Math.max(f.pendingEnd, at + n);
     f.writtenNs = Ctx.now();
+    PendingAttrs pending = f.pendingAttrs;
+    if (pending != null) {
+      f.pendingAttrs = pending.afterWrite();
+    }
     return n;
   }
 

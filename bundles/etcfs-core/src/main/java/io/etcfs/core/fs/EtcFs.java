@@ -94,7 +94,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.truncator = new Truncator(ctx, extents, flusher, open, budget, locks);
     DataPath data = new DataPath(ctx, extents, budget, flusher, locks);
     this.files = new Files(ctx, lookups, creates, open, data, flusher, truncator, purger, budget,
-        attrs);
+        attrs, locks);
     this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
     this.sweep = new DeadNodeSweep(ctx, purger);
     this.paths = new InodePathFinder(ctx, lookups, dirs);
@@ -239,16 +239,25 @@ public final class EtcFs implements Vfs, AutoCloseable {
         truncator.truncate(ino, c.size());
         attrs.afterDataChange(ino, caller);
       }
+      boolean more = c.mode() != null || c.uid() != null || c.gid() != null
+          || c.atimeNs() != null || c.mtimeNs() != null;
+      if (!more) {
+        return files.withBuffered(lookups.getattr(ino));
+      }
+      Attr buffered = files.setattrBuffered(ino, c, caller);
+      if (buffered != null) {
+        return buffered;
+      }
+      // Committed at once, after what this node buffered (a buffered change must not be
+      // committed over this one later).
+      files.commitBuffered(ino);
       if (c.atimeNs() != null || c.mtimeNs() != null) {
         // An explicit time wins over the implicit one of data written before it (tar, cp -p
         // and rsync -a set times before close): that data is committed first, here or by the
         // node that buffered it, so no later commit stamps its own time over this one.
-        files.commitBuffered(ino);
         locks.beforeAttributes(ino);
       }
-      boolean more = c.mode() != null || c.uid() != null || c.gid() != null
-          || c.atimeNs() != null || c.mtimeNs() != null;
-      return files.withBuffered(more ? attrs.apply(ino, c, caller) : lookups.getattr(ino));
+      return files.withBuffered(attrs.apply(ino, c, caller));
     });
   }
 

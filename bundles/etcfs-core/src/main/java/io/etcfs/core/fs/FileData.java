@@ -17,6 +17,8 @@ final class FileData {
   volatile long pendingEnd = -1;
   /** When the last buffered write was taken (ns since the epoch), for stat before a flush. */
   volatile long writtenNs;
+  /** chmod, chown, utimens buffered with the data ({@link PendingAttrs}), or null. */
+  volatile PendingAttrs pendingAttrs;
   /** Device blocks the allocator promised this buffer ({@link Reservations}); under the lock. */
   long reservedBlocks;
   /** Open handles on this node (guarded by {@link OpenFiles}). */

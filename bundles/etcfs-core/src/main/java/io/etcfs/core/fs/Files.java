@@ -5,7 +5,9 @@ import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
+import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.vfs.OpenFile;
+import io.etcfs.spi.vfs.SetAttr;
 import java.util.logging.Logger;
 
 /** open, create and the last close of files on this node. */
@@ -22,10 +24,11 @@ final class Files {
   private final Purger purger;
   private final MemoryBudget budget;
   private final AttrChanges attrs;
+  private final InodeLocks locks;
 
   Files(Ctx ctx, Lookups lookups, Creates creates, OpenFiles open, DataPath data,
       Flusher flusher, Truncator truncator, Purger purger, MemoryBudget budget,
-      AttrChanges attrs) {
+      AttrChanges attrs, InodeLocks locks) {
     this.ctx = ctx;
     this.lookups = lookups;
     this.creates = creates;
@@ -36,6 +39,7 @@ final class Files {
     this.purger = purger;
     this.budget = budget;
     this.attrs = attrs;
+    this.locks = locks;
   }
 
   DataPath data() {
@@ -90,7 +94,54 @@ final class Files {
 
   /** Before a write by {@code caller}: the set-ID bits it must take away (see SetIds). */
   void beforeWrite(FileData f, Caller caller) throws FsException {
+    if (caller.isRoot()) {
+      return;
+    }
+    f.lock.lock();
+    try {
+      PendingAttrs pending = f.pendingAttrs;
+      if (pending != null) {
+        // the mode to go by is the buffered one, and it is committed with the write
+        Inode view = pending.applyTo(lookups.inode(f.ino));
+        if (SetIds.dataChangeDrops(view, caller)) {
+          f.pendingAttrs = pending.withMode(SetIds.afterDataChange(view, caller), Ctx.now());
+        }
+        return;
+      }
+    } finally {
+      f.lock.unlock();
+    }
     attrs.afterDataChange(f.ino, caller);
+  }
+
+  /**
+   * chmod, chown and utimens of a regular file this node has open and holds exclusively:
+   * buffered with its data ({@link PendingAttrs}) and committed with it, no round trip here.
+   *
+   * @return the attributes after the change, or null where it cannot be buffered (no such
+   *     lock, the file not open here, a size change too): the caller commits it at once
+   */
+  Attr setattrBuffered(long ino, SetAttr c, Caller caller) throws FsException {
+    FileData f = open.get(ino);
+    HeldLock lock = locks.heldExclusive(ino);
+    if (f == null || lock == null || c.size() != null) {
+      return null;
+    }
+    f.lock.lock();
+    try {
+      Inode committed = lookups.inode(ino);
+      // dirty(): a close may have declared the lock clean; other nodes must recall it again
+      if (!committed.isRegular() || !locks.isCurrent(ino, lock) || !locks.dirty(lock)) {
+        return null;
+      }
+      PendingAttrs before = f.pendingAttrs;
+      Inode view = before == null ? committed : before.applyTo(committed);
+      Inode done = AttrChanges.changed(view, c, caller, Ctx.now());
+      f.pendingAttrs = PendingAttrs.after(done, c, before);
+    } finally {
+      f.lock.unlock();
+    }
+    return withBuffered(lookups.getattr(ino));
   }
 
   /** Commits what this node buffered for {@code ino}, if it has the file open. */
@@ -111,15 +162,22 @@ final class Files {
     if (f == null) {
       return a;
     }
+    PendingAttrs pending = f.pendingAttrs;
     long end = f.pendingEnd;
     long written = f.writtenNs;
     // with nothing buffered the committed times stand, an explicit utimens included
-    if (end < 0 || end <= a.size() && written <= a.mtimeNs()) {
+    if (end >= 0 && (end > a.size() || written > a.mtimeNs())) {
+      a = new Attr(a.ino(), a.mode(), a.nlink(), a.uid(), a.gid(), a.rdev(),
+          Math.max(a.size(), end), a.blocks(), a.atimeNs(), Math.max(a.mtimeNs(), written),
+          Math.max(a.ctimeNs(), written));
+    }
+    if (pending == null) {
       return a;
     }
-    return new Attr(a.ino(), a.mode(), a.nlink(), a.uid(), a.gid(), a.rdev(),
-        Math.max(a.size(), end), a.blocks(), a.atimeNs(), Math.max(a.mtimeNs(), written),
-        Math.max(a.ctimeNs(), written));
+    return new Attr(a.ino(), pending.mode(), a.nlink(), pending.uid(), pending.gid(), a.rdev(),
+        a.size(), a.blocks(), pending.atimeNs() != null ? pending.atimeNs() : a.atimeNs(),
+        pending.mtimeNs() != null ? pending.mtimeNs() : a.mtimeNs(),
+        Math.max(a.ctimeNs(), pending.ctimeNs()));
   }
 
   /** Commits what {@code f} buffered; {@code declareClean} at a close (see Flusher). */
@@ -161,8 +219,9 @@ final class Files {
   private void dropBuffer(FileData f) {
     f.lock.lock();
     try {
-      if (!f.dirty.isEmpty()) {
-        LOG.warning("inode " + f.ino + ": " + f.dirty.size() + " uncommitted blocks dropped at close");
+      if (!f.dirty.isEmpty() || f.pendingAttrs != null) {
+        LOG.warning("inode " + f.ino + ": " + f.dirty.size()
+            + " uncommitted blocks and attribute changes dropped at close");
         flusher.drop(f);
       }
     } finally {

@@ -66,7 +66,7 @@ final class Flusher {
    */
   void flush(FileData f, boolean declareClean) throws FsException {
     reservations.settle(f); // a truncate may have dropped buffered blocks
-    if (f.dirty.isEmpty()) {
+    if (f.dirty.isEmpty() && f.pendingAttrs == null) {
       return;
     }
     try {
@@ -75,6 +75,10 @@ final class Flusher {
       // Invariant 4: without its exclusive lock this node writes nothing more for the file.
       drop(f);
       throw e;
+    }
+    if (f.dirty.isEmpty()) {
+      commitAttributes(f, declareClean);
+      return;
     }
     Extents.Snapshot s = extents.snapshot(f.ino);
     Allocator a = ctx.allocator();
@@ -111,7 +115,25 @@ final class Flusher {
     budget.give((long) f.dirty.size() * ctx.blockSize);
     f.dirty.clear();
     f.pendingEnd = -1;
+    f.pendingAttrs = null;
     reservations.settle(f);
+  }
+
+  /** Commits buffered chmod, chown and utimens alone (nothing of the data is buffered). */
+  private void commitAttributes(FileData f, boolean declareClean) throws FsException {
+    PendingAttrs pending = f.pendingAttrs;
+    ctx.tx.run("commit attributes of inode " + f.ino, tx -> {
+      locks.guards(f.ino).forEach(tx::guard);
+      Inode i = Records.inode(tx.get(ctx.keys.inode(f.ino)), f.ino);
+      tx.put(ctx.keys.inode(f.ino), io.etcfs.core.fs.meta.Codec.inode(pending.applyTo(i)));
+      if (declareClean) {
+        tx.ops(locks.cleanOps(f.ino));
+      }
+      return null;
+    });
+    if (f.pendingAttrs == pending) {
+      f.pendingAttrs = null;
+    }
   }
 
   /** Groups runs into transactions of bounded size; a long run is split alone. */
@@ -184,6 +206,7 @@ final class Flusher {
     }
     if (f.dirty.isEmpty()) {
       f.pendingEnd = -1;
+      f.pendingAttrs = null; // every batch carried them; the last one is in
     }
   }
 
@@ -200,8 +223,9 @@ final class Flusher {
       long size = Math.max(i.size(), Math.min(f.pendingEnd, end));
       long blocks = i.blocks() + ExtentMap.blocks(added) - ExtentMap.blocks(change.removed());
       long now = Ctx.now();
-      extents.putInode(tx, i.withSize(size, blocks).withTimes(i.atimeNs(), now, now),
-          change.after());
+      Inode written = i.withSize(size, blocks).withTimes(i.atimeNs(), now, now);
+      PendingAttrs pending = f.pendingAttrs;
+      extents.putInode(tx, pending == null ? written : pending.applyTo(written), change.after());
       extents.allocate(tx, f.ino, referenced, released);
       if (clean) {
         tx.ops(locks.cleanOps(f.ino));

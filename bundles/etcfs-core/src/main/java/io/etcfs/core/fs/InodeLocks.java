@@ -263,6 +263,16 @@ final class InodeLocks implements RecallHandler {
     return new FsException(Errno.ENOSYS, "lock backend " + s.backend() + ": " + e.getMessage());
   }
 
+  /**
+   * This node's exclusive lock on {@code ino} if it holds one that is not being let go, asking
+   * nobody; else null.
+   */
+  HeldLock heldExclusive(long ino) {
+    HeldLock lock = current.get(ino);
+    return lock != null && lock.mode() == LockMode.EXCLUSIVE && !going.contains(lock) ? lock
+        : null;
+  }
+
   /** Whether {@code lock} is still this node's lock on {@code ino} (not recalled meanwhile). */
   boolean isCurrent(long ino, HeldLock lock) {
     return current.get(ino) == lock;
@@ -377,7 +387,8 @@ final class InodeLocks implements RecallHandler {
     if (f != null) {
       f.lock.lock();
       try {
-        if (lock.mode() == LockMode.EXCLUSIVE && !f.dirty.isEmpty()) {
+        if (lock.mode() == LockMode.EXCLUSIVE
+            && (!f.dirty.isEmpty() || f.pendingAttrs != null)) {
           flusher.flush(f);
         }
         lastGone.put(ino, lock);
