@@ -201,7 +201,13 @@ class MountIT {
   @Test
   void aKilledNodesMountIsClearedByUmountAndTheNextMountWorks() throws Exception {
     assertEquals(0, mount("--lease-ttl", "2s").exit());
-    Files.writeString(mp.resolve("kept"), "committed before the kill");
+    // fsync: close does not wait for the commit (durability is fsync's promise, DESIGN)
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(mp.resolve("kept"),
+        java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
+      ch.write(java.nio.ByteBuffer.wrap("committed before the kill".getBytes(
+          java.nio.charset.StandardCharsets.UTF_8)));
+      ch.force(true);
+    }
     long pid = Processes.pid(state.resolve("n1.pid")).orElseThrow();
     ProcessHandle.of(pid).orElseThrow().destroyForcibly();
     ProcessHandle.of(pid).ifPresent(h -> h.onExit().join());

@@ -8,6 +8,9 @@ import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.vfs.OpenFile;
 import io.etcfs.spi.vfs.SetAttr;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.logging.Logger;
 
 /** open, create and the last close of files on this node. */
@@ -131,7 +134,8 @@ final class Files {
     try {
       Inode committed = lookups.inode(ino);
       // dirty(): a close may have declared the lock clean; other nodes must recall it again
-      if (!committed.isRegular() || !locks.isCurrent(ino, lock) || !locks.dirty(lock)) {
+      if (open.get(ino) != f || !committed.isRegular() || !locks.isCurrent(ino, lock)
+          || !locks.dirty(lock)) {
         return null;
       }
       PendingAttrs before = f.pendingAttrs;
@@ -190,15 +194,53 @@ final class Files {
     }
   }
 
-  /** The last close here of an unlinked file frees it. */
+  /**
+   * Commits at a release that failed, by inode (the most recent 1024), until a close or fsync
+   * of the file on this node reports one, as Linux reports a failed write-back to the next
+   * fsync. Nobody else waits for a release: a close has returned long before.
+   */
+  private final Map<Long, FsException> failedReleases = Collections.synchronizedMap(
+      new LinkedHashMap<>(64, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, FsException> eldest) {
+          return size() > 1024;
+        }
+      });
+
+  /** At a close or fsync: the failure of an earlier release's commit of the file, once. */
+  void reportFailedRelease(FileData f) throws FsException {
+    FsException e = failedReleases.remove(f.ino);
+    if (e != null) {
+      throw new FsException(e.errno(), "an earlier close's commit of inode " + f.ino
+          + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The last close of a description: commits what is buffered and declares the lock clean
+   * (see Flusher); the last close here of an unlinked file frees it.
+   */
   void release(FileData f) throws FsException {
     FsException failure = null;
+    boolean last;
+    // Under the file's lock from the commit to the forgetting: a chmod another process makes
+    // by path meanwhile (the file still looks open here) is buffered before the commit, or
+    // finds the file forgotten and commits itself; never buffered into a file that is going.
+    f.lock.lock();
     try {
-      flush(f, true);
-    } catch (FsException e) {
-      failure = e;
+      try {
+        flush(f, true);
+      } catch (FsException e) {
+        failure = e;
+        failedReleases.put(f.ino, e);
+        LOG.warning("inode " + f.ino + ": commit at release failed: " + e.getMessage()
+            + " (reported at the next close or fsync of the file here)");
+      }
+      last = open.release(f);
+    } finally {
+      f.lock.unlock();
     }
-    if (open.release(f)) {
+    if (last) {
       dropBuffer(f);
       Inode i;
       try {

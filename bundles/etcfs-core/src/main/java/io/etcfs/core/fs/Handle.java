@@ -57,10 +57,16 @@ final class Handle implements OpenFile {
     });
   }
 
-  /** close() of a descriptor: commits, and declares the lock clean (see Flusher). */
+  /**
+   * close() of a descriptor: commits nothing, so close(2) does not wait for etcd. The last
+   * close's {@link #release} commits (FUSE sends RELEASE after close(2) has returned), and until
+   * then another node's stat or read recalls the lock, which commits first: coherence is the
+   * recall's, durability fsync's (DESIGN). Reports a commit of this file at an earlier release
+   * that failed, once.
+   */
   @Override
   public void flush() throws FsException {
-    Calls.run(ctx, "flush " + data.ino, () -> files.flush(data, true));
+    Calls.run(ctx, "flush " + data.ino, () -> files.reportFailedRelease(data));
   }
 
   @Override
@@ -68,7 +74,10 @@ final class Handle implements OpenFile {
     // A flush makes the data durable and commits its metadata before it returns. No clean
     // declaration: a program that fsyncs goes on writing, and each write after one would cost
     // a round trip to withdraw it.
-    Calls.run(ctx, "fsync " + data.ino, () -> files.flush(data, false));
+    Calls.run(ctx, "fsync " + data.ino, () -> {
+      files.flush(data, false);
+      files.reportFailedRelease(data);
+    });
   }
 
   @Override

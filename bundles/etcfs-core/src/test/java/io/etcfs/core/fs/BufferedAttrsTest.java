@@ -41,9 +41,13 @@ class BufferedAttrsTest {
   Node a;
   Node b;
 
-  /** A node whose commits are counted. */
+  /** A node whose commits are counted, and can be made to time out. */
   final class Node extends ForwardingMetaStore {
     final AtomicInteger commits = new AtomicInteger();
+    volatile boolean timeOut;
+    /** Set: the next commit waits on it (and clears it). */
+    volatile java.util.concurrent.CountDownLatch hold;
+    final java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
     final FsFixture.Node node;
 
     Node(String name) {
@@ -54,6 +58,20 @@ class BufferedAttrsTest {
     @Override
     public TxnResult commit(Txn txn) {
       commits.incrementAndGet();
+      java.util.concurrent.CountDownLatch h = hold;
+      if (h != null) {
+        hold = null;
+        held.countDown();
+        try {
+          h.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      if (timeOut) {
+        throw new io.etcfs.spi.meta.MetaStoreException(
+            io.etcfs.spi.meta.MetaStoreException.Kind.UNAVAILABLE, "timed out (test)");
+      }
       return delegate.commit(txn);
     }
 
@@ -164,6 +182,81 @@ class BufferedAttrsTest {
     a.fs().setattr(f.ino(), new SetAttr(0600, null, null, null, null, null), ROOT);
     assertEquals(1, a.commits.get() - before);
     assertEquals(0600, b.fs().getattr(f.ino()).mode() & 07777);
+  }
+
+  /**
+   * close(2) does not wait for the commit: the last close's release does it (FUSE sends RELEASE
+   * after close has returned); meanwhile another node reads through a recall.
+   */
+  @Test
+  void aCloseCommitsNothingTheReleaseCommits() throws Exception {
+    OpenFile f = a.fs().create(Vfs.ROOT, "l", 0644, CREATE, ROOT);
+    int before = a.commits.get();
+    write(f, "closed, not committed", 0);
+    f.flush();
+    assertEquals(before, a.commits.get(), "close committed nothing");
+    f.release();
+    assertEquals(before + 1, a.commits.get(), "the release committed");
+    OpenFile g = a.fs().create(Vfs.ROOT, "m", 0644, CREATE, ROOT);
+    write(g, "read elsewhere", 0);
+    g.flush();
+    OpenFile r = b.fs().open(g.ino(), 0, ROOT);
+    ByteBuffer buf = ByteBuffer.allocate(64);
+    assertEquals(14, r.read(buf, 0), "b's read recalled a's lock, which committed");
+    r.release();
+    g.release();
+  }
+
+  /** A release's commit that fails is reported once, at the next close or fsync here. */
+  @Test
+  void aFailedReleaseIsReportedAtTheNextClose() throws Exception {
+    OpenFile f = a.fs().create(Vfs.ROOT, "n", 0644, CREATE, ROOT);
+    write(f, "lost", 0);
+    f.flush();
+    a.timeOut = true;
+    assertThrows(FsException.class, f::release);
+    a.timeOut = false;
+    OpenFile again = a.fs().open(f.ino(), 2, ROOT);
+    FsException e = assertThrows(FsException.class, again::flush);
+    assertEquals(Errno.EIO, e.errno());
+    again.flush(); // reported once
+    again.release();
+  }
+
+  /**
+   * A chmod by path while the last close's release is committing (the file still looks open
+   * here) is neither lost nor buffered into the file being forgotten: it waits and commits.
+   */
+  @Test
+  void aChmodDuringTheReleaseIsNotLost() throws Exception {
+    OpenFile f = a.fs().create(Vfs.ROOT, "o", 0644, CREATE, ROOT);
+    write(f, "s", 0);
+    f.flush();
+    java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+    a.hold = go;
+    Thread release = new Thread(() -> {
+      try {
+        f.release();
+      } catch (FsException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    release.start();
+    assertTrue(a.held.await(10, TimeUnit.SECONDS), "the release is committing");
+    Thread chmod = new Thread(() -> {
+      try {
+        a.fs().setattr(f.ino(), new SetAttr(0600, null, null, null, null, null), ROOT);
+      } catch (FsException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    chmod.start();
+    chmod.join(200); // let it reach the file (it must wait for the release)
+    go.countDown();
+    release.join(10_000);
+    chmod.join(10_000);
+    assertEquals(0600, b.fs().getattr(f.ino()).mode() & 07777, "the chmod was kept");
+    assertEquals(0600, a.fs().getattr(f.ino()).mode() & 07777);
   }
 
   private static SetAttr times(Long atime, Long mtime) {

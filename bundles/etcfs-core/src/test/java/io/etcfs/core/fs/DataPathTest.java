@@ -75,7 +75,7 @@ class DataPathTest {
     byte[] model = bytes(10_000, 1);
     write(f, 0, model);
     assertArrayEquals(model, read(f, 0, 20_000)); // from the buffer
-    f.flush();
+    f.fsync(false);
     assertEquals(10_000, fs.getattr(f.ino()).size());
     assertEquals(3 * 8, fs.getattr(f.ino()).blocks());
     assertArrayEquals(model, read(f, 0, 20_000)); // from the device
@@ -113,7 +113,7 @@ class DataPathTest {
     start(0, EtcFs.DEFAULT_BUFFER_BYTES);
     OpenFile f = fs.create(Vfs.ROOT, "f", 0644, RDWR, ROOT);
     write(f, 1 << 20, new byte[] {7});
-    f.flush();
+    f.fsync(false);
     assertEquals((1 << 20) + 1, fs.getattr(f.ino()).size());
     assertEquals(8, fs.getattr(f.ino()).blocks());
     byte[] all = read(f, 0, (1 << 20) + 1);
@@ -130,7 +130,7 @@ class DataPathTest {
     OpenFile f = fs.create(Vfs.ROOT, "f", 0644, RDWR, ROOT);
     byte[] data = bytes(8192, 3);
     write(f, 0, data);
-    f.flush();
+    f.fsync(false);
     fs.setattr(f.ino(), SetAttr.size(100), ROOT);
     assertEquals(100, fs.getattr(f.ino()).size());
     assertEquals(8, fs.getattr(f.ino()).blocks());
@@ -200,7 +200,7 @@ class DataPathTest {
     for (int i = 0; i < 400; i++) { // every other block: 200 extents
       write(f, i * 8192L, new byte[] {(byte) i});
     }
-    f.flush();
+    f.fsync(false);
     assertTrue(fx.store.prefix(fx.keys.extentPrefix(f.ino()), 0).kvs().size() >= 4);
     for (int i = 0; i < 400; i += 50) {
       assertEquals((byte) i, read(f, i * 8192L, 1)[0]);
@@ -219,7 +219,7 @@ class DataPathTest {
     start(0, EtcFs.DEFAULT_BUFFER_BYTES);
     OpenFile f = fs.create(Vfs.ROOT, "f", 0644, RDWR, ROOT);
     write(f, 0, "data".getBytes());
-    f.flush();
+    f.fsync(false);
     fs.unlink(Vfs.ROOT, "f", ROOT);
     assertEquals(0, fs.getattr(f.ino()).nlink());
     assertTrue(fx.store.get(fx.keys.orphan(f.ino())).isPresent());
@@ -241,7 +241,7 @@ class DataPathTest {
     start(0, EtcFs.DEFAULT_BUFFER_BYTES);
     OpenFile f = fs.create(Vfs.ROOT, "f", 0644, RDWR, ROOT);
     write(f, 0, bytes(4096, 1));
-    f.flush();
+    f.fsync(false);
     long free = fx.allocator.freeBlocks();
     byte[] most = bytes((int) ((free - 1) * 4096), 2);
     write(f, 4096, most);
@@ -291,7 +291,7 @@ class DataPathTest {
       System.arraycopy(d, 0, model, off, d.length);
       size = Math.max(size, off + d.length);
       if (i % 37 == 0) {
-        f.flush();
+        f.fsync(false);
       }
       if (i % 91 == 0) {
         int cut = rnd.nextInt(size + 1);

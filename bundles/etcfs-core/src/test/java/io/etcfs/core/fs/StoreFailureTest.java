@@ -128,7 +128,7 @@ class StoreFailureTest {
     var f = fs.create(Vfs.ROOT, "f", 0644, 2, Caller.ROOT);
     f.write(java.nio.ByteBuffer.wrap(new byte[8192]), 0);
     commitsTimeOut.set(true);
-    assertEquals(Errno.EIO, assertThrows(FsException.class, f::flush).errno());
+    assertEquals(Errno.EIO, assertThrows(FsException.class, () -> f.fsync(false)).errno());
     commitsTimeOut.set(false);
     assertEquals(java.util.List.of(), fx.allocator.abandoned, "blocks that may be referenced");
     assertEquals(8192, fs.getattr(f.ino()).size(), "the commit did apply");

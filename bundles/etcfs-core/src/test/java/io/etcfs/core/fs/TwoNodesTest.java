@@ -314,11 +314,11 @@ class TwoNodesTest {
   void recoveryPurgesADeadNodesOrphansAndEmptyLockTablesOnly() throws Throwable {
     OpenFile held = a.fs.create(Vfs.ROOT, "held", 0644, 2, ROOT);
     DataPathTest.write(held, 0, new byte[8192]);
-    held.flush();
+    held.fsync(false);
     a.fs.unlink(Vfs.ROOT, "held", ROOT);
     OpenFile other = b.fs.create(Vfs.ROOT, "other", 0644, 2, ROOT);
     DataPathTest.write(other, 0, new byte[4096]);
-    other.flush();
+    other.fsync(false);
     b.fs.unlink(Vfs.ROOT, "other", ROOT);
     assertTrue(fx.store.get(fx.keys.orphan(held.ino())).isPresent());
     assertTrue(fx.store.get(fx.keys.orphan(other.ino())).isPresent());
