@@ -437,6 +437,69 @@ class PosixConformanceIT {
     assertEquals("0", none.out().trim());
   }
 
+  /**
+   * lseek(2) SEEK_DATA and SEEK_HOLE on a sparse file (a block at 0 and one at 1 MiB), while its
+   * writes are buffered, after it grew by ftruncate, reopened read-only and write-only. The
+   * low-level front end answers from the extent map, block by block; the libfuse 2 one has no
+   * lseek, so the kernel answers as for a file without holes (data where asked, the hole at the
+   * end). Each answer is "data/hole" at one offset, ENXIO past the end or where no data follows.
+   */
+  @Test
+  void seekDataAndSeekHoleFindTheHoles() throws Exception {
+    Path f = d.resolve("sparse");
+    String py = String.join("\n",
+        "import errno, os, sys",
+        "MIB = 1 << 20",
+        "def ask(fd, off, how):",
+        "  try:",
+        "    return str(os.lseek(fd, off, how))",
+        "  except OSError as e:",
+        "    return errno.errorcode[e.errno]",
+        "def probe(fd, offs):",
+        "  print(' '.join(ask(fd, o, os.SEEK_DATA) + '/' + ask(fd, o, os.SEEK_HOLE)",
+        "                 for o in offs))",
+        "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)",
+        "os.pwrite(fd, b'x' * 4096, 0)",
+        "os.pwrite(fd, b'y' * 4096, MIB)",
+        "probe(fd, [0, 100, 4096, 5000, MIB, MIB + 10, MIB + 4096])",
+        "os.ftruncate(fd, 3 * MIB)",
+        "probe(fd, [MIB + 4096, 2 * MIB, 3 * MIB - 1, 3 * MIB])",
+        "os.close(fd)",
+        "fd = os.open(sys.argv[1], os.O_RDONLY)",
+        "probe(fd, [0, 4096, MIB, MIB + 4096, 3 * MIB])",
+        "os.close(fd)",
+        "fd = os.open(sys.argv[1], os.O_WRONLY)",
+        "probe(fd, [4096])");
+    String out = Sh.run("python3", "-c", py, f.toString()).ok().out();
+    long mib = 1 << 20;
+    long[] buffered = {0, 100, 4096, 5000, mib, mib + 10, mib + 4096};
+    long[] grown = {mib + 4096, 2 * mib, 3 * mib - 1, 3 * mib};
+    long[] reopened = {0, 4096, mib, mib + 4096, 3 * mib};
+    long[] writeOnly = {4096};
+    String expected;
+    if ("highlevel".equals(System.getProperty("etcfs.frontend"))) {
+      expected = allData(mib + 4096, buffered) + allData(3 * mib, grown)
+          + allData(3 * mib, reopened) + allData(3 * mib, writeOnly);
+    } else {
+      expected = String.join("\n",
+          "0/4096 100/4096 1048576/4096 1048576/5000 1048576/1052672 1048586/1052672 ENXIO/ENXIO",
+          "ENXIO/1052672 ENXIO/2097152 ENXIO/3145727 ENXIO/ENXIO",
+          "0/4096 1048576/4096 1048576/1052672 ENXIO/1052672 ENXIO/ENXIO",
+          "1048576/4096", "");
+    }
+    assertEquals(expected, out);
+  }
+
+  /** The kernel's answers for a file without holes: data where asked, the hole at the end. */
+  private static String allData(long size, long... offsets) {
+    StringBuilder line = new StringBuilder();
+    for (long off : offsets) {
+      line.append(line.length() == 0 ? "" : " ")
+          .append(off < size ? off + "/" + size : "ENXIO/ENXIO");
+    }
+    return line.append('\n').toString();
+  }
+
   @Test
   void sparseFilesReachTheLargestFileSizeNotTheDevices() throws Exception {
     Path f = d.resolve("sparse");

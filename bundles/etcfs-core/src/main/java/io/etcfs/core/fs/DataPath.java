@@ -131,6 +131,75 @@ final class DataPath {
     }
   }
 
+  /**
+   * lseek(2)'s SEEK_DATA and SEEK_HOLE, under the same locks as a read: another node's unflushed
+   * writes are recalled (committed) first, this node's are in its buffer, so the answer covers
+   * every write() that returned before it. A block is data if the committed extent map holds it
+   * or it is buffered here; every other block below the size is a hole. The answer is whole
+   * blocks, as the map is: a partly written block is all data.
+   */
+  long seek(FileData f, long off, boolean hole) throws FsException {
+    while (true) {
+      HeldLock lock = locks.hold(f.ino, LockMode.SHARED);
+      f.lock.lock();
+      try {
+        if (locks.isCurrent(f.ino, lock)) {
+          return seekLocked(f, off, hole);
+        }
+      } finally {
+        f.lock.unlock();
+      }
+    }
+  }
+
+  private long seekLocked(FileData f, long off, boolean hole) throws FsException {
+    Extents.Snapshot s = extents.snapshot(f.ino);
+    long size = Math.max(s.inode().size(), f.pendingEnd);
+    if (off < 0 || off >= size) {
+      throw new FsException(Errno.ENXIO, "seek at " + off + " of a " + size + " byte file");
+    }
+    long bs = ctx.blockSize;
+    List<FileExtent> list = s.chunks().extents();
+    long last = (size - 1) / bs;
+    if (hole) {
+      return Math.min(size, Math.max(off, firstHole(f, list, off / bs, last) * bs));
+    }
+    long data = firstData(f, list, off / bs);
+    if (data > last) {
+      throw new FsException(Errno.ENXIO, "no data after " + off + " in " + size + " bytes");
+    }
+    return Math.max(off, data * bs);
+  }
+
+  /** The first block at or after {@code blk} mapped or buffered; Long.MAX_VALUE if none. */
+  private static long firstData(FileData f, List<FileExtent> list, long blk) {
+    Long dirty = f.dirty.ceilingKey(blk);
+    long found = dirty == null ? Long.MAX_VALUE : dirty;
+    int idx = ExtentMap.find(list, blk);
+    if (idx >= 0) {
+      return blk;
+    }
+    int next = -idx - 1;
+    return next < list.size() ? Math.min(found, list.get(next).fileBlock()) : found;
+  }
+
+  /** The first block at or after {@code blk} neither mapped nor buffered; past {@code last}. */
+  private static long firstHole(FileData f, List<FileExtent> list, long blk, long last) {
+    long b = blk;
+    while (b <= last) {
+      if (f.dirty.containsKey(b)) {
+        b++;
+        continue;
+      }
+      int idx = ExtentMap.find(list, b);
+      if (idx < 0) {
+        return b;
+      }
+      b = list.get(idx).fileEnd();
+    }
+    return b;
+  }
+
   /** Writes under this node's exclusive lock, so appends from many nodes land one after another. */
   int write(FileData f, ByteBuffer src, long off, boolean append) throws FsException {
     while (true) {

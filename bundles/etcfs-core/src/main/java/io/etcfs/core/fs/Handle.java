@@ -57,6 +57,12 @@ final class Handle implements OpenFile {
     });
   }
 
+  /** No access check: lseek needs none, so a write-only descriptor may look for holes too. */
+  @Override
+  public long seek(long offset, boolean hole) throws FsException {
+    return Calls.run(ctx, "seek " + data.ino, () -> files.data().seek(data, offset, hole));
+  }
+
   /**
    * close() of a descriptor: commits nothing, so close(2) does not wait for etcd. The last
    * close's {@link #release} commits (FUSE sends RELEASE after close(2) has returned), and until

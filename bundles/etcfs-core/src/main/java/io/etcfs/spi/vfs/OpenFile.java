@@ -1,12 +1,17 @@
 package io.etcfs.spi.vfs;
 
 import java.nio.ByteBuffer;
+import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * A file opened through {@link Vfs#open} or {@link Vfs#create}. Writes may be buffered until
  * {@link #flush}, {@link #fsync} or {@link #release}; {@code fsync} returns only once the data is
  * durable on the device and the metadata that references it is committed.
+ *
+ * <p>Implemented by the filesystem, called by front ends: a method added here is a minor change
+ * for them (1.4: {@link #seek}).
  */
+@ProviderType
 public interface OpenFile {
   long ino();
 
@@ -21,6 +26,22 @@ public interface OpenFile {
    * buffer is valid only during the call: whatever is kept (write-back) must be copied.
    */
   int write(ByteBuffer src, long offset) throws FsException;
+
+  /**
+   * lseek(2)'s SEEK_DATA ({@code hole} false) and SEEK_HOLE ({@code hole} true), so that tools
+   * that look for holes (GNU cp, tar --sparse) skip what was never written instead of reading
+   * it as zeros. SEEK_DATA answers
+   * the first offset at or after {@code offset} that is data; SEEK_HOLE the first at or after it
+   * in a hole, the end of the file counting as one (a file without holes answers its size). The
+   * answer covers every write that returned before the call, on any node, buffered or
+   * committed. What is answered as a hole reads as zeros; data may hold zeros too (a
+   * filesystem tracks holes at its own granularity). Needs no read access: a write-only file may
+   * seek too.
+   *
+   * @throws FsException ENXIO when {@code offset} is negative or at or past the end of the
+   *     file, or for SEEK_DATA when no data follows it
+   */
+  long seek(long offset, boolean hole) throws FsException;
 
   /** close() of one descriptor: commit what was written. */
   void flush() throws FsException;

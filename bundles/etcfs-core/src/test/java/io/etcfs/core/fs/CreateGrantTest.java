@@ -189,7 +189,7 @@ class CreateGrantTest {
   }
 
   private static String read(Node n, String name) throws FsException {
-    long ino = n.fs().lookup(Vfs.ROOT, name, ROOT).ino();
+    long ino = lookup(n, name);
     OpenFile f = n.fs().open(ino, 0, ROOT);
     try {
       ByteBuffer buf = ByteBuffer.allocate(100);
@@ -197,6 +197,21 @@ class CreateGrantTest {
       return new String(buf.array(), 0, got, StandardCharsets.UTF_8);
     } finally {
       f.release();
+    }
+  }
+
+  /** A name another node created reaches this one through its watch, a moment later. */
+  private static long lookup(Node n, String name) throws FsException {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (true) {
+      try {
+        return n.fs().lookup(Vfs.ROOT, name, ROOT).ino();
+      } catch (FsException e) {
+        if (e.errno() != Errno.ENOENT || System.nanoTime() > end) {
+          throw e;
+        }
+        Thread.onSpinWait();
+      }
     }
   }
 

@@ -356,6 +356,18 @@ final class MemoryVfs implements Vfs {
       }
     }
 
+    /** The bytes are one array with no holes: the whole file is data. */
+    @Override
+    public long seek(long offset, boolean hole) throws FsException {
+      enter("seek");
+      synchronized (MemoryVfs.this) {
+        if (offset < 0 || offset >= node.size) {
+          throw new FsException(Errno.ENXIO, "seek at " + offset + " of " + node.size);
+        }
+        return hole ? node.size : offset;
+      }
+    }
+
     @Override
     public void flush() throws FsException {
       enter("flush");

@@ -49,6 +49,9 @@ final class LowLevelOps {
   private final Handles handles = new Handles();
   /** Pages cached under no grant this node can name: dropped at the next check. */
   private static final long STALE = -1;
+  /** lseek's whence values the kernel passes on (it does SEEK_SET, CUR and END itself). */
+  static final int SEEK_DATA = 3;
+  static final int SEEK_HOLE = 4;
   /** What copy_file_range moves at a time. */
   private static final int COPY_CHUNK = 1 << 20;
   /** Per inode, the grant the kernel's cached pages were made under (absent: none cached). */
@@ -123,6 +126,7 @@ final class LowLevelOps {
     t.set(Callbacks.SETLK, Callbacks.Setlk.class, this::setlk);
     t.set(Callbacks.FLOCK, Callbacks.Flock.class, this::flock);
     t.set(Callbacks.COPY_FILE_RANGE, Callbacks.CopyFileRange.class, this::copyFileRange);
+    t.set(Callbacks.LSEEK, Callbacks.Lseek.class, this::lseek);
   }
 
   // ---- the kernel's caches (docs/ARCHITECTURE.md, "Kernel caches")
@@ -452,6 +456,22 @@ final class LowLevelOps {
       }
       // the kernel drops the target's pages in the copied range itself; the rest are as they were
       requests.replyWrite(req, (int) total);
+    });
+  }
+
+  /**
+   * lseek(2) with SEEK_DATA or SEEK_HOLE, answered from the file's extent map and buffer
+   * ({@link OpenFile#seek}). Without it the kernel would answer from the size alone, the whole
+   * file data, and cp and tar --sparse would read every hole as zeros. The kernel sends no other
+   * whence, and moves the file position to the answer itself.
+   */
+  private void lseek(long req, long ino, long off, int whence, long fi) {
+    long fh = Mem.IO.getLong(fi + Mem.FI_FH);
+    requests.submit("lseek", req, () -> {
+      if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+        throw new FsException(Errno.EINVAL, "lseek whence " + whence);
+      }
+      requests.replyLseek(req, handles.file(fh).seek(off, whence == SEEK_HOLE));
     });
   }
 

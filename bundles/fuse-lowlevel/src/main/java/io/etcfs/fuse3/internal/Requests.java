@@ -201,6 +201,11 @@ final class Requests {
     lib.fuse_reply_write(req, count);
   }
 
+  /** The offset lseek's SEEK_DATA or SEEK_HOLE found. */
+  void replyLseek(long req, long offset) {
+    lib.fuse_reply_lseek(req, offset);
+  }
+
   void replyBuf(long req, long address, int size) {
     lib.fuse_reply_buf(req, address, size);
   }
