@@ -63,6 +63,11 @@ class CreateLockIT {
     for (int i = 0; i < files; i++) {
       Files.writeString(n1.resolve("new-" + i), "new file " + i);
     }
+    // The commits come from each file's release, which the kernel sends after close returns.
+    Faults.await("the last releases' commits", Duration.ofSeconds(30), () -> {
+      long[] now = transactions(n1);
+      return now[0] - before[0] + now[1] - before[1] >= 2L * files;
+    });
     long[] after = transactions(n1);
     long engine = after[0] - before[0];
     long locks = after[1] - before[1];

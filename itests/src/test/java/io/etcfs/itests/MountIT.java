@@ -92,6 +92,29 @@ class MountIT {
   }
 
   /**
+   * close does not wait for the commit (a file's release commits it, after close returned), so
+   * an unmount right after many files were written and closed must still commit every one:
+   * releases in flight finish before the node leaves, and releases the kernel dropped at the
+   * unmount are done by the front end.
+   */
+  @Test
+  void anUnmountRightAfterWritesKeepsEveryClosedFile() throws Exception {
+    assertEquals(0, mount().exit());
+    int files = 300;
+    for (int i = 0; i < files; i++) {
+      Files.writeString(mp.resolve("closed-" + i), "file " + i + " closed, never fsynced");
+    }
+    Distribution.Result u = etcfs("umount", mp.toString());
+    assertEquals(0, u.exit(), u.toString());
+    assertEquals(0, mount().exit());
+    for (int i = 0; i < files; i++) {
+      assertEquals("file " + i + " closed, never fsynced",
+          Files.readString(mp.resolve("closed-" + i)), "closed-" + i);
+    }
+    assertEquals(0, etcfs("umount", mp.toString()).exit());
+  }
+
+  /**
    * The fence options reach the node: the membership's configuration selects the agent and its
    * timeout, the exec agent gets its command, and the reservation agent, not selected, is not
    * there at all (and does not keep the node from being whole).

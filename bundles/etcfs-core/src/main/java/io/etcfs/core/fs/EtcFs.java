@@ -134,10 +134,17 @@ public final class EtcFs implements Vfs, AutoCloseable {
     return inos;
   }
 
-  /** The committed extent map of {@code ino}, read afresh (shell {@code extents}). */
+  /**
+   * The committed extent map of {@code ino}, read afresh (shell {@code extents}), after this
+   * node commits what it buffered of the file: a file just written and closed here has its
+   * blocks on the device a moment later (its release commits them), and the operator asking
+   * where they are should see them.
+   */
   public List<io.etcfs.core.fs.meta.FileExtent> extentMap(long ino) throws FsException {
-    return Calls.run(ctx, "extents " + ino,
-        () -> ctx.tx.run("read extents of " + ino, tx -> extentsOf.read(tx, ino).extents()));
+    return Calls.run(ctx, "extents " + ino, () -> {
+      files.commitBuffered(ino);
+      return ctx.tx.run("read extents of " + ino, tx -> extentsOf.read(tx, ino).extents());
+    });
   }
 
   /**

@@ -60,6 +60,8 @@ final class Fuse3Session implements AutoCloseable {
   private final LowLevelOps ops;
   private final Callbacks.Table table;
   private final Duration unmountTimeout;
+  /** How long an unmount waits for releases in flight to commit. */
+  private static final Duration RELEASES_BOUND = Duration.ofSeconds(30);
   private volatile long session;
   private final Vfs vfs;
   private KernelNotifier notifier;
@@ -182,6 +184,13 @@ final class Fuse3Session implements AutoCloseable {
       notifier.close();
     }
     requests.close();
+    // A release in flight commits its file's buffer (close does not wait for that). Bounded:
+    // a commit waits at most etcd's request timeout per attempt; past the bound the node goes
+    // on stopping, and what was not committed is lost as at a crash (never committed twice).
+    if (!requests.awaitIdle(RELEASES_BOUND)) {
+      LOG.log(Level.WARNING, "requests still running {0} s after the unmount; stopping anyway",
+          RELEASES_BOUND.toSeconds());
+    }
     for (OpenFile file : ops.drainFiles()) {
       try {
         file.release();

@@ -99,6 +99,21 @@ final class Requests {
     workers.shutdown();
   }
 
+  /**
+   * Waits, at most {@code bound}, for the work in flight to end: a release commits what the
+   * file buffered, and must do so before the filesystem below is closed and the node leaves.
+   *
+   * @return false if some was still running at the bound
+   */
+  boolean awaitIdle(java.time.Duration bound) {
+    try {
+      return workers.awaitTermination(bound.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
   // ---- buffers
 
   /** A copy of a write's data, which lives in libfuse's buffer only during the callback. */
