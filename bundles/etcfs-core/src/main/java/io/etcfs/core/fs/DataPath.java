@@ -55,12 +55,26 @@ final class DataPath {
 
   /** Reads under a shared (or this node's exclusive) lock: nobody else has unflushed writes. */
   int read(FileData f, ByteBuffer dst, long off) throws FsException {
+    return underReadLock(f, () -> readLocked(f, dst, off));
+  }
+
+  /** What runs under the file's lock and its local lock. */
+  @FunctionalInterface
+  private interface Locked<T> {
+    T run() throws FsException;
+  }
+
+  /**
+   * Runs {@code body} holding the file's lock for reading (shared, or this node's exclusive)
+   * and its local lock; asks again if the lock was recalled between the two.
+   */
+  private <T> T underReadLock(FileData f, Locked<T> body) throws FsException {
     while (true) {
       HeldLock lock = locks.hold(f.ino, LockMode.SHARED);
       f.lock.lock();
       try {
         if (locks.isCurrent(f.ino, lock)) {
-          return readLocked(f, dst, off);
+          return body.run();
         }
       } finally {
         f.lock.unlock();
@@ -139,17 +153,7 @@ final class DataPath {
    * blocks, as the map is: a partly written block is all data.
    */
   long seek(FileData f, long off, boolean hole) throws FsException {
-    while (true) {
-      HeldLock lock = locks.hold(f.ino, LockMode.SHARED);
-      f.lock.lock();
-      try {
-        if (locks.isCurrent(f.ino, lock)) {
-          return seekLocked(f, off, hole);
-        }
-      } finally {
-        f.lock.unlock();
-      }
-    }
+    return underReadLock(f, () -> seekLocked(f, off, hole));
   }
 
   private long seekLocked(FileData f, long off, boolean hole) throws FsException {
