@@ -186,8 +186,22 @@ public final class LocalLockService implements LockService {
   private static final byte[] CLEAN = {2};
   private static final byte[] DIRTY = {1};
 
+  /**
+   * Makes this node's lock view trail the store (a test hook): it shows no lock at all, and
+   * {@link #awaitView} says it is not yet as new as asked, as a lock watch that lags would.
+   */
+  public volatile boolean viewLags;
+
+  @Override
+  public boolean awaitView(long revision, long timeoutMs) {
+    return !viewLags;
+  }
+
   @Override
   public long attributesFrom(long inode) {
+    if (viewLags) {
+      return 0;
+    }
     synchronized (table) {
       Map<LocalLockService, HeldLock> holders = table.held.get(inode);
       if (holders == null) {

@@ -128,6 +128,14 @@ public final class FsKeys {
   }
 
   /** The key without the filesystem prefix, or null if it is not one of this filesystem's. */
+  /**
+   * Whether {@code key} is an inode lock's (the etcd lock backend keeps its queue under
+   * {@code locks/}; the core never writes there itself, but its watch sees them change).
+   */
+  public boolean isInodeLock(String key) {
+    return key.startsWith(prefix) && key.startsWith("locks/", prefix.length());
+  }
+
   public String relative(String key) {
     return key.startsWith(prefix) ? key.substring(prefix.length()) : null;
   }

@@ -193,8 +193,9 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public Attr lookup(long dir, String name, Caller caller) throws FsException {
-    return Calls.run(ctx, "lookup " + name,
-        () -> files.withBuffered(lookups.lookup(dir, name)));
+    // As current as a getattr: the kernel may use a lookup's attributes for a stat (for the
+    // rest of the jiffy even with an attribute timeout of 0).
+    return Calls.run(ctx, "lookup " + name, () -> current(lookups.lookup(dir, name)));
   }
 
   @Override

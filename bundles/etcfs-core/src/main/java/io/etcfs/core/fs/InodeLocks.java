@@ -39,6 +39,8 @@ final class InodeLocks implements RecallHandler {
   static final Duration WAIT = Duration.ofSeconds(30);
   /** How long a new holder waits for its cache to show what the previous holders committed. */
   private static final long CATCH_UP_MS = 5000;
+  /** How long a stat waits for the lock view to catch up with the cache (see beforeAttributes). */
+  private static final long VIEW_WAIT_MS = 500;
   /** See {@link #waitFor}: short, since it bounds how long such a call waits to be let in. */
   private static final Duration GOING_SLICE = Duration.ofMillis(20);
 
@@ -199,7 +201,10 @@ final class InodeLocks implements RecallHandler {
    * shared lock first — a recall: the writer commits and lets go. If that holder declared itself
    * clean (it committed everything at a close), the cache only has to have reached that commit.
    * Nothing happens for a file this node holds a lock on (then nobody else writes it) or that
-   * nobody holds exclusively elsewhere, the usual case, which costs one map look-up.
+   * nobody holds exclusively elsewhere, the usual case, which costs one map look-up. The lock
+   * view asked is first made at least as new as every lock change this node's cache watch has
+   * shown: a file created with its writer's lock in one transaction must not show here (its
+   * name, its size at the create) without that lock.
    *
    * @return whether the caller must read the attributes afresh
    */
@@ -210,6 +215,14 @@ final class InodeLocks implements RecallHandler {
     LockService s = service();
     long from;
     try {
+      long seen = ctx.cache.lockChangeAt();
+      // Normally the lock watch has shown what the cache watch has (within a millisecond). If
+      // it has not within VIEW_WAIT_MS, something is wrong with it: the shared lock answers for
+      // certain, and costs a round trip only in that case.
+      if (seen > 0 && !s.awaitView(seen, VIEW_WAIT_MS)) {
+        hold(ino, LockMode.SHARED);
+        return true;
+      }
       from = s.attributesFrom(ino);
     } catch (UnsupportedOperationException e) {
       throw notBuilt(s, e);

@@ -75,6 +75,21 @@ public interface LockService {
   long attributesFrom(long inode);
 
   /**
+   * Waits until {@link #attributesFrom} answers from a view that includes every lock change up
+   * to metadata revision {@code revision} (2.3). The core passes the newest revision at which
+   * its own metadata watch saw a key under {@code /etcfs/<fs>/locks/} change, so that its
+   * cache never shows a file (a name, a size) whose lock the view does not show yet: the
+   * create that grants a writer its lock is one transaction, and two watches on one store
+   * deliver it at slightly different moments.
+   *
+   * @return whether the view is that new; a backend whose view is not ordered by the metadata
+   *     store's revisions (it keeps no keys there) returns true at once
+   */
+  default boolean awaitView(long revision, long timeoutMs) {
+    return true;
+  }
+
+  /**
    * Operations that declare an exclusive holder clean: the core adds them to a commit that
    * leaves nothing buffered under {@code lock} (the flush at a close), so other nodes state the
    * file from their caches instead of recalling the lock. The commit's {@link #guards} protect

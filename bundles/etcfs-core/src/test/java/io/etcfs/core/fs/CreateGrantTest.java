@@ -39,7 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
 class CreateGrantTest {
   static final Caller ROOT = Caller.ROOT;
   static final int CREATE = Handle.O_CREAT | 2; // O_RDWR
-  static final String LOCKS = "/etcfs/" + FsFixture.FS + "/test-locks/";
+  static final String LOCKS = "/etcfs/" + FsFixture.FS + "/locks/";
   @TempDir Path dir;
   FsFixture fx;
   Node a;

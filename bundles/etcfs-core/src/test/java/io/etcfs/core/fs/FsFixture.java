@@ -57,7 +57,7 @@ final class FsFixture implements AutoCloseable {
       store.commit(new Txn().then(Op.put(keys.member(name), Keys.of("test"))));
       this.generation = store.get(keys.member(name)).orElseThrow().createRevision();
       this.lockService = new LocalLockService(locks, lockVia,
-          "/etcfs/" + FS + "/test-locks/", name);
+          "/etcfs/" + FS + "/locks/", name);
       this.fs = new EtcFs(via, FS, this, () -> allocator, () -> lockService, device, 4096,
           buffer);
     }

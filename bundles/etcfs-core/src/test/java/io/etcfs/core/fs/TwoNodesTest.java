@@ -126,6 +126,26 @@ class TwoNodesTest {
   }
 
   /**
+   * A lookup answers with attributes as current as a getattr's (the kernel states a file from a
+   * lookup's reply), and no answer comes from a lock view that trails the cache: with b's lock
+   * view lagging, b's first look at a file a created and wrote takes the shared lock instead of
+   * telling the size of the create.
+   */
+  @Test
+  void aNodeWhoseLockViewLagsNeverStatesAFileFromBeforeItsWritersLock() throws Throwable {
+    b.lockService.viewLags = true;
+    OpenFile w = a.fs.create(Vfs.ROOT, "new", 0644, 2, ROOT);
+    w.write(ByteBuffer.wrap("12345".getBytes()), 0); // buffered on a, under the create's lock
+    io.etcfs.spi.vfs.Attr[] seen = new io.etcfs.spi.vfs.Attr[1];
+    eventually(() -> seen[0] = b.fs.lookup(Vfs.ROOT, "new", ROOT)); // the name comes by watch
+    assertEquals(5, seen[0].size(), "size in b's lookup");
+    assertTrue(b.fs.activeInodes().contains(w.ino()), "b took the shared lock");
+    w.write(ByteBuffer.wrap("678".getBytes()), 5); // a takes its lock back
+    assertEquals(8, b.fs.getattr(w.ino()).size(), "size in b's getattr");
+    w.release();
+  }
+
+  /**
    * A close commits everything and declares the writer clean: the other node states the file
    * from its cache, without a recall, until the writer writes again.
    */
@@ -205,7 +225,7 @@ class TwoNodesTest {
     a.fs.setxattr(w.ino(), EtcFs.PUBLISH, new byte[0], 0, ROOT);
     assertEquals(1, fx.store.prefix(fx.keys.extentPrefix(w.ino()), 0).kvs().size(),
         "published: committed");
-    assertTrue(fx.store.prefix(Keys.of("/etcfs/t/test-locks/" + w.ino() + "/"), 0).kvs().isEmpty(),
+    assertTrue(fx.store.prefix(Keys.of("/etcfs/t/locks/" + w.ino() + "/"), 0).kvs().isEmpty(),
         "published: no lock held");
     assertEquals(Errno.ENODATA, assertThrows(FsException.class,
         () -> a.fs.getxattr(w.ino(), EtcFs.PUBLISH)).errno(), "publish is an action, not stored");

@@ -359,7 +359,16 @@ final class LowLevelOps {
     Caller caller = caller(req);
     requests.submit("open", req, () -> {
       OpenFile file = vfs.open(ino, flags, caller);
-      requests.replyOpen(req, flags, handles.add(file), openBits(ino));
+      int bits = openBits(ino);
+      KernelNotifier n = notifier;
+      if (cache.pageCache() && (bits & Mem.FI_KEEP_CACHE) == 0 && n != null) {
+        // The open took the file's lock: the size the kernel was told by a lookup before it
+        // may be older, and a kernel ends a read() at that size without asking (an attribute
+        // timeout of 0 still holds for the rest of the jiffy). Dropped, the first read past it
+        // asks getattr, which answers under the lock.
+        n.attributes(ino);
+      }
+      requests.replyOpen(req, flags, handles.add(file), bits);
     });
   }
 

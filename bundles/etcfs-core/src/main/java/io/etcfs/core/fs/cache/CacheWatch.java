@@ -78,6 +78,11 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
 
   @Override
   public void onEvents(List<WatchEvent> events) {
+    for (WatchEvent e : events) {
+      if (keys.isInodeLock(e.kv().keyString())) {
+        cache.noteLockChange(e.kv().modRevision());
+      }
+    }
     cache.apply(events, this::invalidateGroups);
     primeNewInodes(events);
     listener.accept(events);

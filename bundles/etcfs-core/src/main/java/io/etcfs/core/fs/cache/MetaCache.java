@@ -84,6 +84,9 @@ public final class MetaCache implements KvSource {
   private final Condition advanced = progress.newCondition();
   /** Every event up to this revision has been applied (while live). */
   private volatile long watchRevision;
+  /** The newest revision at which the watch showed an inode lock key change. */
+  private final java.util.concurrent.atomic.AtomicLong lockChange =
+      new java.util.concurrent.atomic.AtomicLong();
 
   private volatile boolean live;
 
@@ -243,6 +246,20 @@ public final class MetaCache implements KvSource {
     } finally {
       progress.unlock();
     }
+  }
+
+  /**
+   * Notes that the watch shows an inode lock changing at {@code revision}, before the batch it
+   * came in is applied: whatever the cache shows from then on, a lock view as new as {@link
+   * #lockChangeAt} shows every lock taken with it.
+   */
+  public void noteLockChange(long revision) {
+    lockChange.accumulateAndGet(revision, Math::max);
+  }
+
+  /** The newest revision at which the watch showed an inode lock change, or 0. */
+  public long lockChangeAt() {
+    return lockChange.get();
   }
 
   /**

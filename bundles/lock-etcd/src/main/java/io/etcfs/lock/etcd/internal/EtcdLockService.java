@@ -363,20 +363,31 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
 
   /** Waits until a lock being recalled has been given back (its handler is flushing). */
   private void awaitGone(Held h, long deadline) throws LockTimeoutException {
+    if (!waitFor(() -> held.get(h.lock.inode()) != h, deadline)) {
+      throw new LockTimeoutException(Thread.currentThread().isInterrupted() ? "interrupted"
+          : "lock on inode " + Long.toHexString(h.lock.inode()) + " is still being given back");
+    }
+  }
+
+  /**
+   * Waits, woken by every batch the watch applies, until {@code done} holds; false at the
+   * deadline, once closed, or when interrupted (the interrupt flag set again).
+   */
+  private boolean waitFor(java.util.function.BooleanSupplier done, long deadline) {
     synchronized (changed) {
-      while (held.get(h.lock.inode()) == h) {
+      while (!done.getAsBoolean()) {
         long left = deadline - System.nanoTime();
         if (left <= 0 || closed) {
-          throw new LockTimeoutException("lock on inode " + Long.toHexString(h.lock.inode())
-              + " is still being given back");
+          return false;
         }
         try {
           TimeUnit.NANOSECONDS.timedWait(changed, left);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          throw new LockTimeoutException("interrupted");
+          return false;
         }
       }
+      return true;
     }
   }
 
@@ -407,21 +418,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
    * restarted (it may have missed one).
    */
   private boolean awaitChange(InodeState gate, long revision, long epoch, long deadline) {
-    synchronized (changed) {
-      while (gate.lastEvent.get() <= revision && restarts == epoch) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0 || closed) {
-          return false;
-        }
-        try {
-          TimeUnit.NANOSECONDS.timedWait(changed, left);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return false;
-        }
-      }
-      return true;
-    }
+    return waitFor(() -> gate.lastEvent.get() > revision || restarts != epoch, deadline);
   }
 
   /** Gives up a place in the queue (a timed-out request), unless it was granted meanwhile. */
@@ -630,8 +627,9 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
 
   @Override
   public void onEvents(List<WatchEvent> events) {
+    long newest = 0;
     for (WatchEvent e : events) {
-      applied.accumulateAndGet(e.kv().modRevision(), Math::max);
+      newest = Math.max(newest, e.kv().modRevision());
       long[] il = inodeAndLease(e.kv().keyString());
       if (il == null) {
         continue;
@@ -663,7 +661,17 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
         recall(h, mode(e.kv()));
       }
     }
+    // Only now, with the table showing these events: awaitView and attributesFrom take a
+    // revision here as a promise about the table.
+    applied.accumulateAndGet(newest, Math::max);
     wakeAll();
+  }
+
+  /** Waits for the watch to have applied {@code revision}: woken by each batch it applies. */
+  @Override
+  public boolean awaitView(long revision, long timeoutMs) {
+    return applied.get() >= revision || waitFor(() -> applied.get() >= revision,
+        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs));
   }
 
   @Override

@@ -1,9 +1,13 @@
 package io.etcfs.lock.etcd.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.etcfs.spi.lock.HeldLock;
+import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.lock.LockService;
 import io.etcfs.testing.ComponentConfigs;
 import io.etcfs.testing.MemoryMetaStore;
 import java.time.Duration;
@@ -40,6 +44,27 @@ class EtcdLockServiceTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> new EtcdLockService(store, config("fs", "n1", 0)));
     assertTrue(e.getMessage().contains("sessionTtlSeconds"), e.getMessage());
+  }
+
+  /**
+   * awaitView promises that attributesFrom shows every lock change up to a revision: the core
+   * asks it for the newest lock change its own cache watch has shown.
+   */
+  @Test
+  void itsLockViewIsAsNewAsItsWatchHasApplied() throws Exception {
+    EtcdLockService a = new EtcdLockService(store, config("fs1", "a", 3));
+    EtcdLockService b = new EtcdLockService(store, config("fs1", "b", 3));
+    try {
+      HeldLock lock = a.acquire(7, LockMode.EXCLUSIVE, Duration.ofSeconds(5));
+      assertTrue(b.awaitView(lock.fencingToken(), 5000), "b's watch showed a's grant");
+      assertEquals(LockService.UNCOMMITTED_ELSEWHERE, b.attributesFrom(7));
+      long now = store.range(io.etcfs.spi.meta.Keys.of("/"), io.etcfs.spi.meta.Keys.of("0"), 1)
+          .revision();
+      assertFalse(b.awaitView(now + 100, 50), "a revision nobody wrote is never reached");
+    } finally {
+      a.deactivate();
+      b.deactivate();
+    }
   }
 
   static EtcdLockService.Config config(String fs, String node, int ttl) {
