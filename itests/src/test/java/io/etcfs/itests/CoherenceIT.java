@@ -297,6 +297,10 @@ class CoherenceIT {
       c.get(300, TimeUnit.SECONDS);
     }
     for (Path mount : List.of(n1, n2, n3)) {
+      // A listing is as current as the node's watch: the other nodes' last creates show once
+      // it has shown them (a moment later), and then no entry may be missing or doubled.
+      Faults.await("every create listed on " + mount, java.time.Duration.ofSeconds(30),
+          () -> names(mount.resolve("shared")).size() >= 3 * perNode);
       Set<String> names = new HashSet<>();
       Set<Object> inodes = new HashSet<>();
       try (var s = Files.list(mount.resolve("shared"))) {
@@ -383,6 +387,12 @@ class CoherenceIT {
     reader.get(120, TimeUnit.SECONDS);
     assertTrue(checked.get() > 0, "the reader read something while the file grew");
     assertEquals((long) chunk * chunks, Files.size(n2.resolve(name)));
+  }
+
+  private static List<String> names(Path dir) throws java.io.IOException {
+    try (var s = Files.list(dir)) {
+      return s.map(p -> p.getFileName().toString()).toList();
+    }
   }
 
   /** Opens whichever of two names exists right now (another node keeps swapping them). */

@@ -1,5 +1,6 @@
 package io.etcfs.core.fs;
 
+import io.etcfs.core.fs.cache.MetaCache;
 import io.etcfs.core.fs.meta.Codec;
 import io.etcfs.core.fs.meta.Inode;
 import io.etcfs.spi.meta.KeyValue;
@@ -11,12 +12,23 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * readdir in pages of range reads with a limit, so a directory of any size is listed in bounded
- * requests. The cookie of an entry is its name hash (its key's hash part), so a listing resumes
- * exactly after it whatever changed meanwhile; entries that share a hash are never split across
- * pages, since a cookie could not tell them apart.
+ * readdir. A directory of up to {@link #LISTING_LIMIT} entries is read whole with one range read
+ * and kept in the metadata cache as a group (its listing), which any watch event under the
+ * directory's entries drops: listing it again costs no round trip, and a listing is exactly as
+ * current as a lookup is — it shows a name another node created once this node's watch has
+ * shown the create, and this node's own changes at once (a commit waits for the watch to show
+ * it). A larger directory is listed in pages of range reads with a limit, so a directory of any
+ * size is listed in bounded requests. The cookie of an entry is its name hash (its key's hash
+ * part), so a listing resumes exactly after it whatever changed meanwhile; entries that share
+ * a hash are never split across pages, since a cookie could not tell them apart.
  */
 final class DirReader {
+  /** The most entries a directory's cached listing holds; larger ones are read in pages. */
+  static final int LISTING_LIMIT = 1000;
+
+  /** A directory's entries in key order, or {@code null} entries if it has too many. */
+  private record Listing(List<DirEntry> entries) {}
+
   private final Ctx ctx;
   private final Lookups lookups;
 
@@ -30,6 +42,11 @@ final class DirReader {
     Names.requireDir(d);
     if (cookie == Long.MAX_VALUE || max <= 0) {
       return new DirPage(List.of(), cookie != Long.MAX_VALUE);
+    }
+    Listing l = ctx.cache.isLive()
+        ? ctx.cache.group(MetaCache.listingSlot(dir), () -> load(dir)) : null;
+    if (l != null && l.entries() != null) {
+      return page(l.entries(), cookie, max);
     }
     byte[] from = cookie == 0 ? ctx.keys.direntPrefix(dir) : ctx.keys.direntFrom(dir, cookie + 1);
     RangeResult r = ctx.store.range(from, lookups.direntEnd(dir), max + 1);
@@ -46,6 +63,58 @@ final class DirReader {
       return new DirPage(wholeGroup(dir, boundary), true);
     }
     return new DirPage(entries, true);
+  }
+
+  /** The whole directory in one read, unless it has more than {@link #LISTING_LIMIT} entries. */
+  private Listing load(long dir) throws FsException {
+    byte[] from = ctx.keys.direntPrefix(dir);
+    RangeResult r = ctx.store.range(from, lookups.direntEnd(dir), LISTING_LIMIT + 1);
+    if (r.more() || r.kvs().size() > LISTING_LIMIT) {
+      return new Listing(null);
+    }
+    List<DirEntry> entries = new ArrayList<>(r.kvs().size());
+    for (KeyValue kv : r.kvs()) {
+      entries.add(entry(dir, kv));
+    }
+    return new Listing(List.copyOf(entries));
+  }
+
+  /**
+   * The page after {@code cookie} of a listing in key order (hashes in unsigned order), cut as a
+   * paged read cuts it: never between entries of one hash.
+   */
+  static DirPage page(List<DirEntry> all, long cookie, int max) {
+    int i = 0;
+    if (cookie != 0) {
+      // the first entry whose hash is above the cookie
+      int lo = 0;
+      int hi = all.size();
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        if (Long.compareUnsigned(all.get(mid).cookie(), cookie) <= 0) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      i = lo;
+    }
+    int end = Math.min(all.size(), i + max);
+    if (end == all.size()) {
+      return new DirPage(List.copyOf(all.subList(i, end)), false);
+    }
+    long boundary = all.get(end).cookie();
+    int cut = end;
+    while (cut > i && all.get(cut - 1).cookie() == boundary) {
+      cut--;
+    }
+    if (cut == i) { // one hash fills the page: all of it goes together
+      while (end < all.size() && all.get(end).cookie() == boundary) {
+        end++;
+      }
+      return new DirPage(List.copyOf(all.subList(i, end)), true);
+    }
+    return new DirPage(List.copyOf(all.subList(i, cut)), true);
   }
 
   /** Every entry of one hash (more than a page share it: astronomically unlikely, but exact). */

@@ -2,6 +2,7 @@ package io.etcfs.core.fs;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -237,11 +238,52 @@ class NamespaceTest {
     assertTrue(fs.getattr(d.ino()).mtimeNs() > 1L);
   }
 
+  /**
+   * A directory listed once is listed again without a read, and shows this node's own creates
+   * and unlinks at once (their commits wait for the watch, whose events drop the listing).
+   */
   @Test
-  void readdirPagesWithStableCookies() throws Exception {
+  void aListedDirectoryIsListedAgainFromTheCacheAndShowsOwnChangesAtOnce() throws Exception {
+    Attr d = fs.mkdir(R, "listed", 0755, ROOT);
+    for (int i = 0; i < 50; i++) {
+      fs.mknod(d.ino(), "f" + i, 0644, 0, ROOT);
+    }
+    assertEquals(50, fs.readdir(d.ino(), 0, 1000).entries().size());
+    long reads = fs.stats().storeRanges() + fs.stats().storeGets();
+    DirPage again = fs.readdir(d.ino(), 0, 1000);
+    assertEquals(50, again.entries().size());
+    assertEquals(reads, fs.stats().storeRanges() + fs.stats().storeGets(), "reads to list again");
+    fs.mknod(d.ino(), "new", 0644, 0, ROOT);
+    fs.unlink(d.ino(), "f0", ROOT);
+    Set<String> names = new HashSet<>();
+    fs.readdir(d.ino(), 0, 1000).entries().forEach(e -> names.add(e.name()));
+    assertTrue(names.contains("new") && !names.contains("f0"), names.toString());
+    assertEquals(50, names.size());
+  }
+
+  /** Pages of a cached listing are cut as paged reads cut them: never inside one hash. */
+  @Test
+  void aCachedListingIsNeverCutBetweenEntriesOfOneHash() {
+    List<DirEntry> all = List.of(new DirEntry("a", 10, 8, 5), new DirEntry("b", 11, 8, 7),
+        new DirEntry("c", 12, 8, 7), new DirEntry("d", 13, 8, 7), new DirEntry("e", 14, 8, -3));
+    DirPage p1 = DirReader.page(all, 0, 2);
+    assertEquals(List.of("a"), p1.entries().stream().map(DirEntry::name).toList());
+    assertTrue(p1.more());
+    DirPage p2 = DirReader.page(all, 5, 2); // one hash fills the page: all of it comes at once
+    assertEquals(List.of("b", "c", "d"), p2.entries().stream().map(DirEntry::name).toList());
+    assertTrue(p2.more());
+    DirPage p3 = DirReader.page(all, 7, 2); // hashes compare unsigned: -3 is the largest
+    assertEquals(List.of("e"), p3.entries().stream().map(DirEntry::name).toList());
+    assertFalse(p3.more());
+  }
+
+  /** 300 entries: listed from the cached listing; 1,100: in pages of range reads. */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(ints = {300, DirReader.LISTING_LIMIT + 100})
+  void readdirPagesWithStableCookies(int size) throws Exception {
     Attr d = fs.mkdir(R, "big", 0755, ROOT);
     Set<String> made = new HashSet<>();
-    for (int i = 0; i < 300; i++) {
+    for (int i = 0; i < size; i++) {
       fs.mknod(d.ino(), "f" + i, 0644, 0, ROOT);
       made.add("f" + i);
     }

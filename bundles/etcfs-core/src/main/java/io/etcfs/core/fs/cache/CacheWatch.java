@@ -36,6 +36,7 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
     this.store = store;
     this.keys = keys;
     this.cache = cache;
+    cache.setGroupsOf(this::invalidateGroups);
     this.restarter = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "etcfs-cache-watch");
       t.setDaemon(true);
@@ -137,6 +138,7 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
     switch (rel.charAt(0)) {
       case 'i', 'e' -> cache.invalidateGroup(MetaCache.extentsSlot(ino));
       case 'x' -> cache.invalidateGroup(MetaCache.xattrsSlot(ino));
+      case 'd' -> cache.invalidateGroup(MetaCache.listingSlot(ino));
       default -> { }
     }
   }

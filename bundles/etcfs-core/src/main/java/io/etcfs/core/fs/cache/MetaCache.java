@@ -76,6 +76,7 @@ public final class MetaCache implements KvSource {
   volatile Runnable whileDropping;
   private final Map<String, Entry> keys = new ConcurrentHashMap<>();
   private final Map<Long, Object> groups = new ConcurrentHashMap<>();
+  private volatile Consumer<String> dropGroupsOf = k -> { };
   /** Bumped by explicit invalidations: a fill that raced one is not stored. */
   private final AtomicLongArray epochs = new AtomicLongArray(STRIPES);
   /** The newest event revision applied per stripe: a fill older than it is not stored. */
@@ -309,6 +310,20 @@ public final class MetaCache implements KvSource {
     return ino * 4 + 1;
   }
 
+  /** The group slot of a directory's listing (its entries, for readdir). */
+  public static long listingSlot(long ino) {
+    return ino * 4 + 2;
+  }
+
+  /**
+   * Which groups a key belongs to, dropped with it: set by the watch, which drops them on each
+   * event the same way; an explicit drop of a key (a commit whose revision the watch did not
+   * show in time) drops them too.
+   */
+  public void setGroupsOf(Consumer<String> dropGroupsOf) {
+    this.dropGroupsOf = dropGroupsOf;
+  }
+
   /** A per-inode group (extent map, xattrs), loaded by {@code loader} on a miss. */
   @SuppressWarnings("unchecked")
   public <T, E extends Exception> T group(long slot, Loader<T, E> loader) throws E {
@@ -370,6 +385,7 @@ public final class MetaCache implements KvSource {
       epochs.incrementAndGet(stripe(key.hashCode()));
       keys.remove(key);
     }
+    dropGroupsOf.accept(key);
   }
 
   private void runHook() {
