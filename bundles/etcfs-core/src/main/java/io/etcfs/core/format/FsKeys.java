@@ -127,7 +127,6 @@ public final class FsKeys {
     return key.substring(0, at + 19);
   }
 
-  /** The key without the filesystem prefix, or null if it is not one of this filesystem's. */
   /**
    * Whether {@code key} is an inode lock's (the etcd lock backend keeps its queue under
    * {@code locks/}; the core never writes there itself, but its watch sees them change).
@@ -136,6 +135,7 @@ public final class FsKeys {
     return key.startsWith(prefix) && key.startsWith("locks/", prefix.length());
   }
 
+  /** The key without the filesystem prefix, or null if it is not one of this filesystem's. */
   public String relative(String key) {
     return key.startsWith(prefix) ? key.substring(prefix.length()) : null;
   }
