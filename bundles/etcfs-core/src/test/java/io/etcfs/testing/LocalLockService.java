@@ -44,6 +44,8 @@ public final class LocalLockService implements LockService {
   }
 
   private final Table table;
+  private final java.util.concurrent.atomic.AtomicInteger requests =
+      new java.util.concurrent.atomic.AtomicInteger();
   private final MetaStore store;
   private final String name;
   private final long sessionId;
@@ -121,6 +123,7 @@ public final class LocalLockService implements LockService {
         if (conflicts.isEmpty()) {
           byte[] key = key(inode);
           long token = store.commit(new Txn().then(Op.put(key, DIRTY))).revision();
+          requests.incrementAndGet();
           HeldLock granted = new HeldLock(inode, mode, token, sessionId, token);
           holders.put(this, granted);
           return granted;
@@ -133,6 +136,43 @@ public final class LocalLockService implements LockService {
         waitLocked(deadline);
       }
     }
+  }
+
+  /**
+   * Shared locks on every inode nobody holds exclusively, in one transaction (SPI lock 2.4).
+   * Never waits, never recalls.
+   */
+  @Override
+  public List<HeldLock> prefetchShared(java.util.Collection<Long> inodes) {
+    synchronized (table) {
+      List<Long> free = new ArrayList<>();
+      for (long inode : inodes) {
+        Map<LocalLockService, HeldLock> holders = table.held.get(inode);
+        if (holders == null || !holders.containsKey(this) && holders.values().stream()
+            .noneMatch(l -> l.mode() == LockMode.EXCLUSIVE)) {
+          free.add(inode);
+        }
+      }
+      if (free.isEmpty()) {
+        return List.of();
+      }
+      Txn puts = new Txn();
+      free.forEach(inode -> puts.then(Op.put(key(inode), DIRTY)));
+      long token = store.commit(puts).revision();
+      requests.incrementAndGet();
+      List<HeldLock> granted = new ArrayList<>();
+      for (long inode : free) {
+        HeldLock lock = new HeldLock(inode, LockMode.SHARED, token, sessionId, token);
+        table.held.computeIfAbsent(inode, i -> new HashMap<>()).put(this, lock);
+        granted.add(lock);
+      }
+      return granted;
+    }
+  }
+
+  /** Lock requests that reached the store: one per grant, one per prefetch. */
+  public int requests() {
+    return requests.get();
   }
 
   private void waitLocked(long deadline) throws LockTimeoutException {

@@ -4,6 +4,7 @@ import io.etcfs.spi.blockdev.BlockDevice;
 import io.etcfs.spi.meta.ForwardingMetaStore;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.spi.meta.Txn;
 import io.etcfs.spi.meta.TxnResult;
@@ -31,7 +32,12 @@ final class Counted {
 
       @Override
       public TxnResult commit(Txn txn) {
-        stats.storeCommits.increment();
+        if (txn.compares().isEmpty()
+            && txn.onSuccess().stream().allMatch(op -> op instanceof Op.Range)) {
+          stats.storeRanges.increment(); // reads at one revision: a read, not a commit
+        } else {
+          stats.storeCommits.increment();
+        }
         return delegate.commit(txn);
       }
     };

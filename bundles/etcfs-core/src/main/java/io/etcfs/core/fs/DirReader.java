@@ -65,6 +65,15 @@ final class DirReader {
     return new DirPage(entries, true);
   }
 
+  /**
+   * The directory's entries as this node's cache holds them, if it holds a whole listing, without
+   * reading anything: for hints (which files a reader may open next), never for a decision.
+   */
+  List<DirEntry> cachedListing(long dir) {
+    return ctx.cache.peekGroup(MetaCache.listingSlot(dir)) instanceof Listing l ? l.entries()
+        : null;
+  }
+
   /** The whole directory in one read, unless it has more than {@link #LISTING_LIMIT} entries. */
   private Listing load(long dir) throws FsException {
     byte[] from = ctx.keys.direntPrefix(dir);

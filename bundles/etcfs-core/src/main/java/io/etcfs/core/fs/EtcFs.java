@@ -86,6 +86,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     locks.setFlusher(flusher);
     this.lookups = new Lookups(ctx);
     this.dirs = new DirReader(ctx, lookups);
+    locks.setReadAhead(new ReadAhead(ctx, dirs), extents);
     this.creates = new Creates(ctx, locks);
     this.removes = new Removes(ctx, creates, purger, open);
     this.renames = new Renames(ctx, creates, removes);

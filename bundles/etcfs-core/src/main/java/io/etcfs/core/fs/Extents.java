@@ -12,8 +12,11 @@ import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.RangeResult;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.spi.meta.TxnResult;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -63,19 +66,70 @@ final class Extents {
     return ctx.cache.group(slot, () -> load(ino));
   }
 
-  /** A consistent pair: the inode read before and after the range is the same revision. */
+  /** A consistent pair: the inode and its extent map, read in one transaction (one revision). */
   private Snapshot load(long ino) throws FsException {
-    for (int i = 0; i < 16; i++) {
-      Optional<KeyValue> before = ctx.store.get(ctx.keys.inode(ino));
-      Inode inode = Records.inode(before, ino);
+    Snapshot s = loadAll(List.of(ino)).get(ino);
+    if (s == null) {
+      Records.inode(Optional.empty(), ino); // ENOENT, as a read of the inode alone says
+    }
+    return s;
+  }
+
+  /**
+   * The snapshots of {@code inos} (at most {@link #BATCH}) in one read-only transaction, whose
+   * reads all see one revision: each inode with its extent map as of that inode's revision.
+   * Inodes that are gone are left out.
+   */
+  private Map<Long, Snapshot> loadAll(List<Long> inos) throws FsException {
+    Txn read = new Txn();
+    for (long ino : inos) {
+      byte[] key = ctx.keys.inode(ino);
       byte[] p = ctx.keys.extentPrefix(ino);
-      ExtentChunks chunks = decode(ctx.store.range(p, Keys.prefixEnd(p), 0), ino);
-      Optional<KeyValue> after = ctx.store.get(ctx.keys.inode(ino));
-      if (after.isPresent() && after.get().modRevision() == before.get().modRevision()) {
-        return new Snapshot(inode, before.get().modRevision(), chunks);
+      read.then(new Op.Range(key, Keys.after(key), 1)).then(Op.rangePrefix(p));
+    }
+    TxnResult r = ctx.store.commit(read);
+    Map<Long, Snapshot> out = new java.util.HashMap<>();
+    for (int i = 0; i < inos.size(); i++) {
+      List<KeyValue> inode = r.ranges().get(2 * i).kvs();
+      if (inode.isEmpty()) {
+        continue;
+      }
+      long ino = inos.get(i);
+      Optional<KeyValue> kv = Optional.of(inode.get(0));
+      out.put(ino, new Snapshot(Records.inode(kv, ino), kv.get().modRevision(),
+          decode(r.ranges().get(2 * i + 1), ino)));
+    }
+    return out;
+  }
+
+  /** The most inodes {@link #prime} reads in one transaction (two reads each; etcd allows 128). */
+  static final int BATCH = 64;
+
+  /**
+   * Caches the extent maps of {@code inos} that are not cached as of their inode's current
+   * revision, in one round trip: a reader that is about to open them (the siblings of a file it
+   * opened) then reads each without one. A hint: a map cached here that an event or a newer
+   * revision made stale is found so by {@link #snapshot} and read again.
+   */
+  void prime(List<Long> inos) throws FsException {
+    List<Long> missing = new ArrayList<>();
+    for (long ino : inos) {
+      Optional<KeyValue> kv = ctx.cache.get(ctx.keys.inode(ino));
+      if (kv.isPresent() && !(ctx.cache.peekGroup(MetaCache.extentsSlot(ino)) instanceof Snapshot s
+          && s.revision() == kv.get().modRevision())) {
+        missing.add(ino);
+      }
+      if (missing.size() == BATCH) {
+        break;
       }
     }
-    throw new FsException(Errno.EIO, "extent map of " + ino + " keeps changing");
+    if (missing.isEmpty()) {
+      return;
+    }
+    Map<Long, Long> epochs = new java.util.HashMap<>();
+    missing.forEach(ino -> epochs.put(ino, ctx.cache.groupEpoch(MetaCache.extentsSlot(ino))));
+    loadAll(missing).forEach((ino, s) -> ctx.cache.primeGroup(MetaCache.extentsSlot(ino), s,
+        epochs.get(ino)));
   }
 
   private ExtentChunks decode(RangeResult r, long ino) throws FsException {

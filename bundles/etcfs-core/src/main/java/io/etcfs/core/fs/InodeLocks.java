@@ -63,6 +63,8 @@ final class InodeLocks implements RecallHandler {
   /** Locks being let go: no cache grant from them any more. */
   private final java.util.Set<HeldLock> going = ConcurrentHashMap.newKeySet();
   private volatile Flusher flusher;
+  private volatile ReadAhead readAhead;
+  private volatile Extents extents;
   private volatile LockService attached;
   private volatile LockSession watched;
 
@@ -76,12 +78,20 @@ final class InodeLocks implements RecallHandler {
     this.flusher = flusher;
   }
 
+  void setReadAhead(ReadAhead readAhead, Extents extents) {
+    this.readAhead = readAhead;
+    this.extents = extents;
+  }
+
   /** Holds {@code ino} in at least {@code mode}, waiting at most {@link #WAIT}. */
   HeldLock hold(long ino, LockMode mode) throws FsException {
     LockService s = service();
     HeldLock lock;
     HeldLock before;
     long deadline = System.nanoTime() + WAIT.toNanos();
+    if (mode == LockMode.SHARED && !current.containsKey(ino)) {
+      prefetch(s, ino);
+    }
     while (true) {
       HeldLock going = goingLock(ino, mode);
       if (going != null) {
@@ -175,6 +185,61 @@ final class InodeLocks implements RecallHandler {
       return;
     }
     watch(s);
+  }
+
+  /**
+   * Before the shared lock of a file this node does not hold is asked for: asks for it together
+   * with those of the files a reader is likely to open next ({@link ReadAhead}), in one round
+   * trip (SPI lock 2.4), and reads their extent maps in one more. What is granted is registered
+   * as {@link #adopt} registers a created lock, once the cache has reached the grant (the
+   * revision every earlier exclusive holder's commits precede); the caller's own acquire then
+   * finds its lock held. Nothing of this is needed for correctness: a failure is logged and the
+   * caller's acquire goes on as without it.
+   */
+  private void prefetch(LockService s, long ino) {
+    ReadAhead ahead = readAhead;
+    if (ahead == null) {
+      return;
+    }
+    List<Long> inos = ahead.around(ino, current::containsKey);
+    if (inos.size() < 2) {
+      return; // the file alone: its acquire costs the one round trip this would
+    }
+    List<HeldLock> got;
+    try {
+      got = s.prefetchShared(inos);
+    } catch (RuntimeException e) {
+      LOG.log(Level.FINE, "inode " + ino + ": no shared locks prefetched: " + e);
+      return;
+    }
+    if (got.isEmpty()) {
+      return;
+    }
+    long newest = got.stream().mapToLong(HeldLock::grantRevision).max().orElse(0);
+    if (!ctx.cache.awaitRevision(newest, CATCH_UP_MS)) {
+      for (HeldLock lock : got) { // read afresh what the cache cannot say it has
+        ctx.cache.invalidate(ctx.keys.inode(lock.inode()));
+        ctx.cache.invalidateGroup(io.etcfs.core.fs.cache.MetaCache.extentsSlot(lock.inode()));
+      }
+    }
+    List<Long> adopted = new java.util.ArrayList<>();
+    for (HeldLock lock : got) {
+      if (s != attached || current.putIfAbsent(lock.inode(), lock) != null) {
+        continue; // another backend meanwhile; or one held already: the backend keeps its own
+      }
+      // recalled before it was registered here: letGo recorded it, as for adopt
+      if (lock.equals(lastGone.get(lock.inode()))) {
+        current.remove(lock.inode(), lock);
+        continue;
+      }
+      adopted.add(lock.inode());
+    }
+    watch(s);
+    try {
+      extents.prime(adopted);
+    } catch (FsException | RuntimeException e) {
+      LOG.log(Level.FINE, "inode " + ino + ": extent maps not read ahead: " + e);
+    }
   }
 
   /** The create that carried {@code grant} has an unknown outcome: drop what it may have put. */

@@ -139,6 +139,23 @@ public interface LockService {
    */
   default void abandonCreated(CreateGrant grant) {}
 
+  /**
+   * Shared locks on files nobody is writing, for all of them in one round trip (2.4): a reader
+   * that opens one file of a directory asks for its siblings' too, on the guess that it reads
+   * them next (a checksum sweep, {@code tar c}, a build). A hint, so it never waits and never
+   * disturbs anyone: a lock is granted only where no exclusive lock is held or queued, and a
+   * request that finds one is withdrawn rather than recalling it. Each lock returned is held
+   * exactly as one {@link #acquire} granted in shared mode (cached, recalled on demand, given
+   * back when idle, gone with its session, its {@link HeldLock#grantRevision} what a cache must
+   * reach); inodes this node holds or is acquiring already are left out.
+   *
+   * @return the locks granted, possibly none (the default grants none: each file's lock is
+   *     acquired at its first use, as before)
+   */
+  default List<HeldLock> prefetchShared(java.util.Collection<Long> inodes) {
+    return List.of();
+  }
+
   /** Where recalls for this node's locks are delivered. One handler; a new one replaces it. */
   void setRecallHandler(RecallHandler handler);
 }

@@ -25,7 +25,9 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -81,6 +83,11 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
    * ended its lock session. Housekeeping must never cost the node its locks.
    */
   static final int IDLE_RELEASERS = 2;
+  /**
+   * The most inodes one {@link #prefetchShared} asks for: two operations each, and etcd's
+   * default limit is 128 operations per transaction ({@code --max-txn-ops}).
+   */
+  static final int PREFETCH_MAX = 64;
 
   @ObjectClassDefinition(
       name = "etcfs lock backend: etcd",
@@ -114,6 +121,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     volatile LockMode waiting;
     volatile long waitingSince;
     volatile long requestToken;
+    /** A {@link #prefetchShared} owns the inode's request (guarded by the gate's monitor). */
+    boolean prefetching;
   }
 
   /** One lock this node holds. */
@@ -239,6 +248,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private HeldLock acquire(InodeState gate, long inode, LockMode mode, long deadline)
       throws LockTimeoutException {
     synchronized (gate) {
+      awaitPrefetch(gate, inode, deadline);
       while (true) {
         checkOpen();
         Session s = (Session) session();
@@ -265,6 +275,138 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
         }
         // The session ended while waiting: start over under a new one.
       }
+    }
+  }
+
+  /** Waits (holding the gate) until a prefetch that owns the inode's request is done with it. */
+  private static void awaitPrefetch(InodeState gate, long inode, long deadline)
+      throws LockTimeoutException {
+    while (gate.prefetching) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        throw new LockTimeoutException("lock on inode " + Long.toHexString(inode)
+            + " is still being prefetched");
+      }
+      try {
+        TimeUnit.NANOSECONDS.timedWait(gate, left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new LockTimeoutException("interrupted");
+      }
+    }
+  }
+
+  /**
+   * One transaction for every candidate: this session's shared request put and the inode's
+   * queue read back, as {@link #queueAndWait} does for one inode. Candidates are inodes with no
+   * gate here (neither held nor being acquired; their gates are claimed until this is done, so
+   * an acquire arriving meanwhile waits for it) and no exclusive request in the lock table. A
+   * request the queue shows behind an exclusive one after all (the table trailed etcd) is
+   * withdrawn at once; its holder may have seen it and give the lock back once, which is the
+   * whole cost of that race. A granted request is recorded as {@link #adoptCreated} records
+   * a created lock: under the table's monitor, so any conflicting request the watch shows
+   * recalls it.
+   */
+  @Override
+  public List<HeldLock> prefetchShared(Collection<Long> candidates) {
+    checkOpen();
+    Session s = (Session) session();
+    Map<Long, InodeState> claimed = new LinkedHashMap<>();
+    for (long inode : candidates) {
+      if (claimed.size() == PREFETCH_MAX) {
+        break;
+      }
+      if (held.containsKey(inode) || table.hasExclusive(inode)) {
+        continue;
+      }
+      InodeState fresh = new InodeState();
+      fresh.users = 1;
+      fresh.prefetching = true;
+      if (inodes.putIfAbsent(inode, fresh) == null) {
+        claimed.put(inode, fresh);
+      }
+    }
+    if (claimed.isEmpty()) {
+      return List.of();
+    }
+    List<HeldLock> granted = new ArrayList<>();
+    try {
+      Txn request = new Txn();
+      for (long inode : claimed.keySet()) {
+        request.then(Op.put(key(inode, s.lease), value(LockMode.SHARED, ""), s.lease))
+            .then(Op.rangePrefix(inodePrefix(inode)));
+      }
+      TxnResult put;
+      try {
+        put = store.commit(request);
+      } catch (MetaStoreException e) {
+        withdraw(s, claimed.keySet(), "of a prefetch whose outcome is unknown (" + e.getMessage()
+            + ")");
+        throw e;
+      }
+      List<Long> behind = new ArrayList<>();
+      int i = 0;
+      for (long inode : claimed.keySet()) {
+        List<KeyValue> keys = new ArrayList<>(put.ranges().get(i++).kvs());
+        keys.sort(Comparator.comparingLong(KeyValue::createRevision));
+        String mine = str(key(inode, s.lease));
+        KeyValue kv = keys.stream().filter(k -> k.keyString().equals(mine)).findFirst()
+            .orElse(null);
+        if (kv == null) {
+          continue; // the session's lease ended: the key went with it
+        }
+        if (!granted(keys, kv, LockMode.SHARED)) {
+          behind.add(inode);
+          continue;
+        }
+        // The transaction's revision: every exclusive holder before this request had gone,
+        // having committed first, by then.
+        HeldLock lock = new HeldLock(inode, LockMode.SHARED, kv.createRevision(), s.lease,
+            put.revision());
+        Held h = new Held(lock, s);
+        LockTable.Request wanted;
+        synchronized (table) {
+          held.put(inode, h);
+          wanted = table.firstConflict(inode, kv.createRevision(), LockMode.SHARED);
+        }
+        granted.add(lock);
+        if (wanted != null) {
+          h.waiters.add(wanted.createRevision());
+          recall(h, wanted.mode());
+        } else {
+          recallIfWanted(h, keys);
+        }
+      }
+      if (s.isExpired() || session != s) {
+        granted.forEach(l -> held.remove(l.inode()));
+        return List.of(); // sessionEnded may have missed these: nothing is held
+      }
+      if (!behind.isEmpty()) {
+        withdraw(s, behind, "queued behind an exclusive lock");
+      }
+      return granted;
+    } finally {
+      claimed.forEach((inode, gate) -> {
+        synchronized (gate) {
+          gate.prefetching = false;
+          gate.notifyAll();
+        }
+        inodes.computeIfPresent(inode, (n, st) -> --st.users == 0 && !held.containsKey(n)
+            ? null : st);
+      });
+    }
+  }
+
+  /** Deletes prefetch requests this node does not hold, in one transaction (best effort). */
+  private void withdraw(Session s, Collection<Long> inodes, String why) {
+    Txn delete = new Txn();
+    inodes.forEach(inode -> delete.then(Op.delete(key(inode, s.lease))));
+    try {
+      store.commit(delete);
+    } catch (MetaStoreException e) {
+      LOG.log(Level.WARNING, "could not withdraw {0} shared lock requests {1}: {2}; they go"
+          + " with lock session {3}, or when another node asks", inodes.size(), why,
+          e.getMessage(), Long.toHexString(s.lease));
     }
   }
 
@@ -538,6 +680,11 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     return held.values().stream().map(h -> h.lock).toList();
   }
 
+  /** This service's etcd round-trip counters, for tests. */
+  StoreCounts counts() {
+    return counts;
+  }
+
   /** This service's etcd round trips since it started, for the shell. */
   String roundTrips() {
     return counts.toString();
@@ -647,6 +794,10 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       }
       Held h = held.get(inode);
       if (h == null) {
+        if (e.type() == WatchEvent.Type.PUT && state == null
+            && mode(e.kv()) == LockMode.EXCLUSIVE) {
+          dropStray(inode);
+        }
         continue;
       }
       if (lease == h.lock.sessionId()) {
@@ -665,6 +816,25 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     // revision here as a promise about the table.
     applied.accumulateAndGet(newest, Math::max);
     wakeAll();
+  }
+
+  /**
+   * A shared request of this session on an inode this node neither holds nor is acquiring,
+   * which an exclusive request now waits behind, is a stray: left by a request or prefetch whose
+   * transaction's outcome was unknown and whose withdrawal failed too. Nobody would ever recall
+   * it, so the writer would wait until the session ends; it is deleted instead (guarded by its
+   * create revision, so a request of the same key made meanwhile stays). Exclusive keys are
+   * left alone: a created lock's key is not adopted yet in the moment after its create.
+   */
+  private void dropStray(long inode) {
+    Session s = session;
+    LockTable.Request mine = s == null ? null : table.request(inode, s.lease);
+    if (mine == null || mine.mode() != LockMode.SHARED) {
+      return;
+    }
+    byte[] key = key(inode, s.lease);
+    LOG.log(Level.INFO, "dropping stray shared lock request {0}", str(key));
+    recalls.execute(() -> abandon(key, mine.createRevision()));
   }
 
   /** Waits for the watch to have applied {@code revision}: woken by each batch it applies. */

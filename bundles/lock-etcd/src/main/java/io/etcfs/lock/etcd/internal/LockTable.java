@@ -64,6 +64,19 @@ final class LockTable {
     return first != null && first.mode() == LockMode.EXCLUSIVE ? first : null;
   }
 
+  /** Whether any request on {@code inode}, held or waiting, is exclusive. */
+  synchronized boolean hasExclusive(long inode) {
+    Map<Long, Request> queue = byInode.get(inode);
+    return queue != null
+        && queue.values().stream().anyMatch(r -> r.mode() == LockMode.EXCLUSIVE);
+  }
+
+  /** The request of session {@code lease} on {@code inode}, or null. */
+  synchronized Request request(long inode, long lease) {
+    Map<Long, Request> queue = byInode.get(inode);
+    return queue == null ? null : queue.get(lease);
+  }
+
   /**
    * The first request on {@code inode} after {@code token} (by create revision) that conflicts
    * with a lock of mode {@code held}, or null.
