@@ -88,6 +88,12 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
    * default limit is 128 operations per transaction ({@code --max-txn-ops}).
    */
   static final int PREFETCH_MAX = 64;
+  /**
+   * The most idle locks one give-back transaction deletes (a compare and a delete each, within
+   * etcd's 128 operations): after a {@code tar x} a node gives back thousands of locks, and one
+   * transaction per lock was most of the etcd traffic it made.
+   */
+  static final int GIVE_BACK_MAX = 64;
 
   @ObjectClassDefinition(
       name = "etcfs lock backend: etcd",
@@ -109,6 +115,11 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
 
     @AttributeDefinition(description = "A cached lock unused for this long is given back.")
     int idleReleaseSeconds() default 30;
+
+    @AttributeDefinition(description = "An exclusive lock declared clean at a close (nothing of"
+        + " the file buffered) and unused for this long is given back, so that readers elsewhere"
+        + " find it free instead of recalling it.")
+    int cleanReleaseMillis() default 1000;
   }
 
   /** An inode this node acquires or holds; gone when neither (so memory follows use). */
@@ -139,6 +150,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     volatile boolean releasing;
     /** The key says the holder committed everything ({@link #cleanOps}); see there. */
     volatile boolean clean;
+    /** Given back with others in one transaction ({@link #giveBack}), not by {@link #release}. */
+    volatile boolean batched;
     /** Conflicting requests (by fencing token) seen queued behind this lock, for the shell. */
     final Set<Long> waiters = ConcurrentHashMap.newKeySet();
 
@@ -156,6 +169,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private final Duration sessionTtl;
   private final long minHoldNanos;
   private final long idleNanos;
+  private final long cleanIdleNanos;
   private final String prefix;
   /** The suffix of a lock key's value that declares its exclusive holder clean. */
   static final String CLEAN = " clean";
@@ -193,19 +207,22 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     this.fsName = required("fsName", config.fsName());
     this.nodeName = required("nodeName", config.nodeName());
     this.sessionTtl = sessionTtl(config.sessionTtlSeconds());
-    if (config.minHoldMillis() < 0 || config.idleReleaseSeconds() < 1) {
-      throw new IllegalArgumentException(PID + ": minHoldMillis must be at least 0 and"
-          + " idleReleaseSeconds at least 1");
+    if (config.minHoldMillis() < 0 || config.idleReleaseSeconds() < 1
+        || config.cleanReleaseMillis() < 1) {
+      throw new IllegalArgumentException(PID + ": minHoldMillis must be at least 0,"
+          + " idleReleaseSeconds and cleanReleaseMillis at least 1");
     }
     this.minHoldNanos = TimeUnit.MILLISECONDS.toNanos(config.minHoldMillis());
     this.idleNanos = TimeUnit.SECONDS.toNanos(config.idleReleaseSeconds());
+    this.cleanIdleNanos = Math.min(idleNanos,
+        TimeUnit.MILLISECONDS.toNanos(config.cleanReleaseMillis()));
     this.prefix = "/etcfs/" + fsName + "/locks/";
     this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "etcfs-locks-timer"));
     this.recalls = Executors.newCachedThreadPool(r -> daemon(r, "etcfs-locks-recall"));
     this.idleReleases = Executors.newFixedThreadPool(IDLE_RELEASERS,
         r -> daemon(r, "etcfs-locks-idle"));
     startWatch();
-    long check = Math.max(1, idleNanos / 4);
+    long check = Math.max(1, cleanIdleNanos / 4);
     timer.scheduleWithFixedDelay(this::releaseIdle, check, check, TimeUnit.NANOSECONDS);
   }
 
@@ -576,15 +593,20 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   @Override
   public void release(HeldLock lock) {
     Held h = held.get(lock.inode());
-    if (h == null || !h.lock.equals(lock) || !held.remove(lock.inode(), h)) {
-      return;
+    if (h == null || !h.lock.equals(lock) || h.batched || !held.remove(lock.inode(), h)) {
+      return; // gone already, or its give-back's batch deletes it (see giveBack)
     }
     inodes.computeIfPresent(lock.inode(), (i, st) -> st.users == 0 ? null : st);
     wakeAll();
-    byte[] key = key(lock.inode(), lock.sessionId());
     // Before the delete: the node waiting for this lock may be granted, and its write()
     // return, before this commit's answer is back here.
     releasedAt.put(lock.inode(), Long.MAX_VALUE);
+    deleteKey(lock);
+  }
+
+  /** Deletes the key of a lock no longer held here, under the compare of its fencing token. */
+  private void deleteKey(HeldLock lock) {
+    byte[] key = key(lock.inode(), lock.sessionId());
     try {
       long at = store.commit(new Txn().when(Compare.createRevision(key, lock.fencingToken()))
           .then(Op.delete(key))).revision();
@@ -932,6 +954,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       return List.of();
     }
     h.clean = true;
+    h.lastUsed = System.nanoTime(); // a close: the clean give-back counts from here
     return List.of(Op.put(key(lock.inode(), lock.sessionId()),
         value(LockMode.EXCLUSIVE, CLEAN), lock.sessionId()));
   }
@@ -988,7 +1011,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       if (held.get(h.lock.inode()) != h || h.releasing) {
         return; // released or being released: a recall for it is nothing more to do
       }
-      if (h.idleOnly && System.nanoTime() - h.lastUsed <= idleNanos) {
+      if (h.idleOnly && !idle(h, System.nanoTime())) {
         h.idleOnly = false; // used again while its give-back was queued: keep it
         h.recalling = false;
         return;
@@ -1010,20 +1033,110 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     }
   }
 
+  /** Whether {@code h} has been unused long enough to be given back. */
+  private boolean idle(Held h, long now) {
+    return now - h.lastUsed > (h.clean ? cleanIdleNanos : idleNanos);
+  }
+
   /**
-   * Queues every idle lock for a give-back on {@link #IDLE_RELEASERS} threads. One that is
-   * recalled for real meanwhile is delivered at once, on the recall path.
+   * Queues every idle lock for a give-back on {@link #IDLE_RELEASERS} threads, in batches of
+   * {@link #GIVE_BACK_MAX}. One that is recalled for real meanwhile is delivered at once, on the
+   * recall path.
    */
   private void releaseIdle() {
     long now = System.nanoTime();
+    List<Held> batch = new ArrayList<>();
     for (Held h : held.values()) {
-      if (now - h.lastUsed > idleNanos && !h.recalling) {
+      if (!h.recalling && idle(h, now)) {
         h.idleOnly = true;
         h.recalledAt = now;
         h.recalling = true;
-        idleReleases.execute(() -> deliver(h, LockMode.EXCLUSIVE));
+        batch.add(h);
+        if (batch.size() == GIVE_BACK_MAX) {
+          List<Held> full = batch;
+          idleReleases.execute(() -> deliverIdle(full));
+          batch = new ArrayList<>();
+        }
       }
     }
+    if (!batch.isEmpty()) {
+      List<Held> last = batch;
+      idleReleases.execute(() -> deliverIdle(last));
+    }
+  }
+
+  /**
+   * Gives back a batch of idle locks: each one still idle and not being released is marked
+   * releasing, its recall handler runs (for an idle lock, normally nothing to flush; the
+   * kernel's caches of the file are dropped), and then all are deleted in one transaction.
+   */
+  private void deliverIdle(List<Held> batch) {
+    List<Held> going = new ArrayList<>();
+    for (Held h : batch) {
+      synchronized (h) {
+        if (held.get(h.lock.inode()) != h || h.releasing || !h.idleOnly) {
+          continue; // released, or recalled for real meanwhile: on the recall path
+        }
+        if (!idle(h, System.nanoTime())) {
+          h.idleOnly = false; // used again while its give-back was queued: keep it
+          h.recalling = false;
+          continue;
+        }
+        h.releasing = true;
+        h.batched = true;
+      }
+      going.add(h);
+    }
+    if (going.isEmpty()) {
+      return;
+    }
+    RecallHandler handler = recallHandler;
+    try {
+      for (Held h : going) {
+        try {
+          if (handler != null) {
+            handler.recall(h.lock, LockMode.EXCLUSIVE);
+          }
+        } catch (RuntimeException e) {
+          LOG.log(Level.ERROR, "recall handler failed for inode "
+              + Long.toHexString(h.lock.inode()) + "; releasing the lock anyway", e);
+        } finally {
+          recallsServed.incrementAndGet();
+          recallsByInode.served(h.lock.inode());
+        }
+      }
+    } finally {
+      giveBack(going);
+    }
+  }
+
+  /**
+   * Releases {@code going} as {@link #release} releases one lock, with one transaction for all:
+   * each key deleted under the compare of its fencing token. If any compare fails (a session
+   * ended, a key went), nothing of that transaction applied, and each key is released alone.
+   */
+  private void giveBack(List<Held> going) {
+    Txn delete = new Txn();
+    for (Held h : going) {
+      held.remove(h.lock.inode(), h);
+      inodes.computeIfPresent(h.lock.inode(), (i, st) -> st.users == 0 ? null : st);
+      // Before the delete, as in release: a waiter elsewhere may be granted before it answers.
+      releasedAt.put(h.lock.inode(), Long.MAX_VALUE);
+      byte[] key = key(h.lock.inode(), h.lock.sessionId());
+      delete.when(Compare.createRevision(key, h.lock.fencingToken())).then(Op.delete(key));
+    }
+    wakeAll();
+    try {
+      TxnResult r = store.commit(delete);
+      if (r.succeeded()) {
+        going.forEach(h -> releasedAt.put(h.lock.inode(), r.revision()));
+        return;
+      }
+    } catch (MetaStoreException e) {
+      LOG.log(Level.WARNING, "could not give back {0} idle locks in one transaction: {1};"
+          + " releasing them one by one", going.size(), e.getMessage());
+    }
+    going.forEach(h -> deleteKey(h.lock));
   }
 
   private void sessionEnded(Session s, String reason) {

@@ -23,35 +23,42 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Idle locks are given back a few at a time: a node holding thousands of them (after a tar x)
- * once gave them all back at once and lost its own lock session to the load it made on etcd.
+ * Idle locks are given back a few transactions at a time, many locks in each: a node holding
+ * thousands of them (after a tar x) once gave them all back at once, a transaction each, and lost
+ * its own lock session to the load it made on etcd.
  */
 @Timeout(60)
 class IdleReleaseTest {
   private final MemoryMetaStore memory = new MemoryMetaStore();
-  /** Commits that delete a lock key and have not answered yet; each takes 3 ms. */
+  /** Commits that delete lock keys and have not answered yet; each takes 3 ms per key. */
   private final AtomicInteger releasing = new AtomicInteger();
   private final AtomicInteger mostAtOnce = new AtomicInteger();
+  /** Lock keys deleted, and the commits that deleted them. */
   private final AtomicInteger released = new AtomicInteger();
+  private final AtomicInteger releaseCommits = new AtomicInteger();
   private final List<EtcdLockService> nodes = new ArrayList<>();
 
   private final ForwardingMetaStore store = new ForwardingMetaStore(memory) {
     @Override
     public TxnResult commit(Txn txn) {
-      boolean release = txn.onSuccess().stream().anyMatch(op -> op instanceof Op.Delete);
-      if (!release) {
+      int keys = (int) txn.onSuccess().stream().filter(op -> op instanceof Op.Delete).count();
+      if (keys == 0) {
         return super.commit(txn);
       }
       mostAtOnce.accumulateAndGet(releasing.incrementAndGet(), Math::max);
       try {
-        TimeUnit.MILLISECONDS.sleep(3);
-        return super.commit(txn);
+        TimeUnit.MILLISECONDS.sleep(3L * keys);
+        TxnResult r = super.commit(txn);
+        if (r.succeeded()) {
+          released.addAndGet(keys);
+          releaseCommits.incrementAndGet();
+        }
+        return r;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new IllegalStateException(e);
       } finally {
         releasing.decrementAndGet();
-        released.incrementAndGet();
       }
     }
   };
@@ -63,27 +70,53 @@ class IdleReleaseTest {
   }
 
   private EtcdLockService node(String name, int idleReleaseSeconds) {
+    return node(name, idleReleaseSeconds, 1000);
+  }
+
+  private EtcdLockService node(String name, int idleReleaseSeconds, int cleanReleaseMillis) {
     EtcdLockService n = new EtcdLockService(store, ComponentConfigs.of(
         EtcdLockService.Config.class, Map.of("fsName", "f", "nodeName", name,
             "sessionTtlSeconds", 2, "minHoldMillis", 50,
-            "idleReleaseSeconds", idleReleaseSeconds)));
+            "idleReleaseSeconds", idleReleaseSeconds,
+            "cleanReleaseMillis", cleanReleaseMillis)));
     n.setRecallHandler((lock, wanted) -> { });
     nodes.add(n);
     return n;
   }
 
   @Test
-  void hundredsOfIdleLocksAreGivenBackAFewAtATime() throws Exception {
+  void hundredsOfIdleLocksAreGivenBackInAFewTransactions() throws Exception {
     EtcdLockService a = node("a", 1);
     int count = 300;
     for (long ino = 1; ino <= count; ino++) {
       a.acquire(ino, LockMode.EXCLUSIVE, Duration.ofSeconds(10));
     }
     assertEquals(count, a.heldLocks().size());
-    eventually("every idle lock given back, one release each",
+    eventually("every idle lock given back",
         () -> a.heldLocks().isEmpty() && released.get() == count);
     assertTrue(mostAtOnce.get() <= EtcdLockService.IDLE_RELEASERS,
         mostAtOnce.get() + " releases at once");
+    // at most GIVE_BACK_MAX a transaction; the timer's ticks may cut a few more batches
+    assertTrue(releaseCommits.get() <= 3 * (count / EtcdLockService.GIVE_BACK_MAX + 1),
+        releaseCommits.get() + " transactions for " + count + " locks");
+  }
+
+  /**
+   * An exclusive lock declared clean (what a close's commit does) is given back once unused for
+   * cleanReleaseMillis, so that a reader elsewhere finds it free; one still dirty is kept until
+   * idleReleaseSeconds.
+   */
+  @Test
+  void aCleanLockIsGivenBackSoonADirtyOneIsKept() throws Exception {
+    EtcdLockService a = node("a", 30, 200);
+    HeldLock clean = a.acquire(1, LockMode.EXCLUSIVE, Duration.ofSeconds(10));
+    HeldLock dirty = a.acquire(2, LockMode.EXCLUSIVE, Duration.ofSeconds(10));
+    Txn close = new Txn();
+    a.guards(clean).forEach(close::when);
+    a.cleanOps(clean).forEach(close::then);
+    assertTrue(memory.commit(close).succeeded());
+    eventually("the clean lock given back", () -> !a.heldLocks().contains(clean));
+    assertEquals(List.of(dirty), a.heldLocks());
   }
 
   /** A lock queued for an idle give-back is recalled at once when another node asks for it. */
