@@ -142,6 +142,33 @@ class CliIT {
     assertFalse(Files.exists(runtime.resolve("cluster")), "up created its cluster dir");
   }
 
+  /** ETCFS_NODE_CONFIG is checked before anything is started or asked: one line, status 1. */
+  @Test
+  void aWrongComponentSettingIsRefusedBeforeMountStartsAnything() throws Exception {
+    Path state = runtime.resolve("state");
+    Path image = Files.writeString(runtime.resolve("dev.img"), "");
+    Path mp = Files.createDirectories(runtime.resolve("mp"));
+    String[][] cases = {
+      {"io.etcfs.lock.etc.cleanReleaseMillis=5",
+          "etcfs: ETCFS_NODE_CONFIG: no component 'io.etcfs.lock.etc' on this node (configured: "},
+      {"io.etcfs.core.nodeName=other",
+          "etcfs: ETCFS_NODE_CONFIG: io.etcfs.core.nodeName is set by etcfs from its command"
+              + " line; use the option instead"},
+      {"cleanReleaseMillis",
+          "etcfs: ETCFS_NODE_CONFIG: 'cleanReleaseMillis' is not PID.property=value"},
+    };
+    for (String[] c : cases) {
+      Distribution.Result r = Distribution.etcfs(runtime, T,
+          java.util.Map.of("ETCFS_NODE_CONFIG", c[0]), "mount", image.toString(), mp.toString(),
+          "--etcd", "http://127.0.0.1:1", "--state-dir", state.toString());
+      assertEquals(1, r.exit(), r.toString());
+      assertEquals(1, r.errLines().size(), r.toString());
+      assertTrue(r.errLines().get(0).startsWith(c[1]), r.toString());
+      assertNoStackTrace(r);
+      assertFalse(Files.exists(state), "mount created its state dir");
+    }
+  }
+
   static void assertNoStackTrace(Distribution.Result r) {
     assertTrue(!r.err().contains("\tat ") && !r.out().contains("\tat "), "stack trace in\n" + r);
   }

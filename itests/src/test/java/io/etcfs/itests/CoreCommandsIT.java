@@ -26,7 +26,11 @@ class CoreCommandsIT {
 
   @BeforeAll
   static void up() throws Exception {
-    cluster = LocalCluster.up(tmp.resolve("c"), 1, "1G");
+    // The node keeps the lock of the file it wrote for the completion test below: a closed
+    // file's clean lock is given back after a second unused by default, less than a few shell
+    // commands take on a loaded machine. (This also shows ETCFS_NODE_CONFIG reaching a node.)
+    cluster = LocalCluster.up(tmp.resolve("c"), 1, "1G",
+        java.util.Map.of("ETCFS_NODE_CONFIG", "io.etcfs.lock.etcd.cleanReleaseMillis=600000"));
     mp = cluster.mount(1);
     Files.write(mp.resolve("f"), new byte[3 * 4096 + 100]);
   }

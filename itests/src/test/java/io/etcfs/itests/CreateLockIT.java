@@ -38,7 +38,10 @@ class CreateLockIT {
 
   @BeforeAll
   static void up() throws Exception {
-    cluster = LocalCluster.up(tmp, 2, "1G");
+    // Closed files' clean locks are kept (the default gives them back after a second unused, 64
+    // to a transaction): what is counted below is what a file's create and write cost.
+    cluster = LocalCluster.up(tmp, 2, "1G",
+        java.util.Map.of("ETCFS_NODE_CONFIG", "io.etcfs.lock.etcd.cleanReleaseMillis=600000"));
     n1 = cluster.mount(1);
     n2 = cluster.mount(2);
   }
@@ -52,29 +55,32 @@ class CreateLockIT {
 
   /**
    * The node's own counters: its engine's transactions ({@code stats}) and its lock service's
-   * ({@code locks}), which together are every transaction it sends for a file operation.
+   * ({@code locks}), which together are every transaction it sends for a file operation. A
+   * file's release commits it after close returned, and releases that overlap share one
+   * transaction (group commit), so the commits are one per file at most.
    */
   @Test
   @Order(1)
-  void aFileCreatedWrittenAndClosedCostsTwoEtcdTransactions() throws Exception {
+  void aFileCreatedWrittenAndClosedCostsTwoEtcdTransactionsAtMost() throws Exception {
     Files.writeString(n1.resolve("warm-up"), "x"); // inode numbers, lock session, arena
+    Faults.await("the warm-up's release", Duration.ofSeconds(30), () -> releases(n1) >= 1);
     long[] before = transactions(n1);
+    long released = releases(n1);
     int files = 20;
     for (int i = 0; i < files; i++) {
       Files.writeString(n1.resolve("new-" + i), "new file " + i);
     }
     // The commits come from each file's release, which the kernel sends after close returns.
-    Faults.await("the last releases' commits", Duration.ofSeconds(30), () -> {
-      long[] now = transactions(n1);
-      return now[0] - before[0] + now[1] - before[1] >= 2L * files;
-    });
+    Faults.await("the last releases' commits", Duration.ofSeconds(30),
+        () -> releases(n1) - released >= files);
     long[] after = transactions(n1);
     long engine = after[0] - before[0];
     long locks = after[1] - before[1];
     System.out.printf("%d files created, written and closed on node1: %d engine and %d lock"
         + " service transactions%n", files, engine, locks);
     assertEquals(0, locks, "no lock requests: each create granted its file's lock");
-    assertEquals(2L * files, engine + locks, "one create and one commit per file");
+    assertTrue(engine > files && engine <= 2L * files,
+        "one create and at most one commit per file: " + engine);
     for (int i = 0; i < files; i++) {
       assertEquals("new file " + i, Files.readString(n2.resolve("new-" + i)));
     }
@@ -135,6 +141,12 @@ class CreateLockIT {
     long locks = number(shell(mount, "locks"),
         "etcd round trips: [\\d,]+ reads, [\\d,]+ range reads, ([\\d,]+) transactions");
     return new long[] {engine, locks};
+  }
+
+  /** The FUSE releases the node serving {@code mount} has answered (each after its commit). */
+  private static long releases(Path mount) throws Exception {
+    Matcher m = Pattern.compile("(?m)^release +([\\d,]+) ").matcher(shell(mount, "stats"));
+    return m.find() ? Long.parseLong(m.group(1).replace(",", "")) : 0;
   }
 
   /** node2's rows of {@code locks --all} for one inode. */

@@ -4,8 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -60,7 +63,11 @@ class ShellCommandsIT {
     assertTrue(leases.out().matches("(?s)LEASE +ID +TTL_S .*\nmembership +[0-9a-f]+ +10 .* live\n.*"),
         leases.toString());
 
-    Files.write(cluster.mount(1).resolve("f"), new byte[1 << 20]);
+    // Kept open: a lock declared clean at a close is given back once unused for a second.
+    FileChannel written = FileChannel.open(cluster.mount(1).resolve("f"),
+        StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    written.write(ByteBuffer.wrap(new byte[1 << 20]));
+    written.force(true);
     Distribution.Result arenas = shell("arenas");
     assertEquals(0, arenas.exit(), arenas.toString());
     fits(arenas);
@@ -68,12 +75,11 @@ class ShellCommandsIT {
     assertTrue(arenas.out().matches("(?s).*\n +\\d+  node1 +\\d+ +\\d+ .*"), arenas.toString());
     assertTrue(arenas.out().contains("\ntotal: "), arenas.toString());
 
-    // The writer keeps its inode lock cached after the close, until recalled or idle; the
-    // close declared it clean (everything committed).
+    // The writer holds the file's inode lock while it writes (fsync declares nothing clean).
     Distribution.Result locks = shell("locks --all");
     assertEquals(0, locks.exit(), locks.toString());
     fits(locks);
-    assertTrue(locks.out().matches("(?s) *INODE  MODE  STATE +NODE .*\n *[0-9]+  X +clean +node1 .*"),
+    assertTrue(locks.out().matches("(?s) *INODE  MODE  STATE +NODE .*\n *[0-9]+  X +held +node1 .*"),
         locks.toString());
 
     // The lock session that holds it shows in leases beside the membership.
@@ -82,6 +88,7 @@ class ShellCommandsIT {
     fits(withSession);
     assertTrue(withSession.out().matches("(?s).*\nlock session +[0-9a-f]+ +2 .* live\n.*"),
         withSession.toString());
+    written.close();
 
     Distribution.Result help = shell("help locks");
     assertEquals(0, help.exit(), help.toString());
@@ -130,10 +137,14 @@ class ShellCommandsIT {
     cluster = LocalCluster.up(tmp.resolve("c"), 2, "1G");
     Path file = cluster.mount(1).resolve("dir").resolve("file");
     Files.createDirectory(file.getParent());
-    Files.write(file, new byte[] {1, 2, 3});
+    // Written and kept open while the lock is looked at (a clean lock of a closed file is
+    // given back once unused for a second), under the name it was created with.
+    FileChannel written = FileChannel.open(file, StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE);
+    written.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+    written.force(true);
     long ino = (Long) Files.getAttribute(file, "unix:ino");
 
-    // The writer keeps its lock cached after the close, under the name it created.
     Distribution.Result mine = shell("locks");
     assertEquals(0, mine.exit(), mine.toString());
     fits(mine);
@@ -142,8 +153,9 @@ class ShellCommandsIT {
     Distribution.Result all = shell("locks --all");
     assertEquals(0, all.exit(), all.toString());
     fits(all);
-    assertTrue(all.out().matches("(?s).*\n *" + ino + "  X +clean +node1 [^\n]*  /dir/file(\n.*)?"),
+    assertTrue(all.out().matches("(?s).*\n *" + ino + "  X +held +node1 [^\n]*  /dir/file(\n.*)?"),
         all.toString());
+    written.close();
 
     // node2's read recalls node1's lock; node1 counts it against the inode, and shows it on
     // its row once it holds that inode's lock again (its next read takes a shared lock).

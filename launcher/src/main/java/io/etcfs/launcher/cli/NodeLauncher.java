@@ -34,6 +34,7 @@ final class NodeLauncher {
 
   /** Checks everything a user can get wrong on this machine, before a JVM is spent on it. */
   static void checkLocal(NodeSpec spec) throws IOException {
+    checkSettings(spec);
     checkMountpoint(spec.mountpoint());
     MountRegistry.standard().find(spec.mountpoint()).filter(NodeLauncher::alive).ifPresent(s -> {
       throw new UserError(spec.mountpoint() + " is already served by node " + s.nodeName());
@@ -42,6 +43,17 @@ final class NodeLauncher {
     if (spec.socket().toString().length() > MAX_SOCKET_PATH) {
       throw new UserError("state directory path is too long for a control socket (max "
           + MAX_SOCKET_PATH + " bytes): " + spec.socket());
+    }
+  }
+
+  /** {@code ETCFS_NODE_CONFIG} names components and properties the node has. */
+  private static void checkSettings(NodeSpec spec) {
+    try {
+      io.etcfs.launcher.node.NodeConfigs.withSettings(io.etcfs.launcher.node.NodeConfigs.of(
+          spec.lockBackend().isEmpty() ? spec.withLockBackend("etcd") : spec),
+          System.getenv(io.etcfs.launcher.node.NodeConfigs.SETTINGS_ENV));
+    } catch (IllegalArgumentException e) {
+      throw new UserError(e.getMessage());
     }
   }
 

@@ -72,6 +72,57 @@ public final class NodeConfigs {
     return c;
   }
 
+  /** The environment variable with a node's component settings; see {@link #withSettings}. */
+  public static final String SETTINGS_ENV = "ETCFS_NODE_CONFIG";
+
+  /**
+   * {@code configs} with the component settings {@code settings} adds: a comma-separated list
+   * of {@code PID.property=value} (for example {@code
+   * io.etcfs.lock.etcd.idleReleaseSeconds=60}), where PID is one of the node's configurations
+   * and the property one of its component's metatype attributes (docs/ARCHITECTURE.md lists
+   * them; Declarative Services converts the string to the attribute's type). What etcfs sets
+   * itself from the command line (names, paths, endpoints, targets) cannot be set this way.
+   *
+   * @throws IllegalArgumentException naming the setting that is wrong, in one line
+   */
+  public static Map<String, Hashtable<String, Object>> withSettings(
+      Map<String, Hashtable<String, Object>> configs, String settings) {
+    if (settings == null || settings.isBlank()) {
+      return configs;
+    }
+    for (String item : settings.split(",")) {
+      String setting = item.strip();
+      if (setting.isEmpty()) {
+        continue;
+      }
+      int eq = setting.indexOf('=');
+      int dot = eq < 0 ? -1 : setting.lastIndexOf('.', eq);
+      if (eq < 0 || dot < 0) {
+        throw new IllegalArgumentException(SETTINGS_ENV + ": '" + setting
+            + "' is not PID.property=value");
+      }
+      String pid = setting.substring(0, dot);
+      String key = setting.substring(dot + 1, eq).strip();
+      String value = setting.substring(eq + 1).strip();
+      Hashtable<String, Object> config = configs.get(pid);
+      if (config == null) {
+        throw new IllegalArgumentException(SETTINGS_ENV + ": no component '" + pid
+            + "' on this node (configured: " + String.join(", ", new java.util.TreeSet<>(
+                configs.keySet())) + ")");
+      }
+      if (key.isEmpty() || !key.matches("[A-Za-z][A-Za-z0-9]*")) {
+        throw new IllegalArgumentException(SETTINGS_ENV + ": '" + key + "' in '" + setting
+            + "' is not a property name");
+      }
+      if (config.containsKey(key) || config.containsKey("." + key)) {
+        throw new IllegalArgumentException(SETTINGS_ENV + ": " + pid + "." + key
+            + " is set by etcfs from its command line; use the option instead");
+      }
+      config.put(key, value);
+    }
+    return configs;
+  }
+
   private static Hashtable<String, Object> props(Object... kv) {
     Hashtable<String, Object> t = new Hashtable<>();
     for (int i = 0; i < kv.length; i += 2) {

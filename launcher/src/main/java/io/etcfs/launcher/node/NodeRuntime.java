@@ -100,7 +100,7 @@ public final class NodeRuntime implements AutoCloseable {
       BundleContext ctx = fw.getBundleContext();
       String backend = spec.lockBackend();
       startAll(bundles, FIRST);
-      Map<String, Hashtable<String, Object>> configs = NodeConfigs.of(spec);
+      Map<String, Hashtable<String, Object>> configs = settings(NodeConfigs.of(spec));
       Configs.update(ctx, NodeConfigs.ETCD, configs.remove(NodeConfigs.ETCD));
       startAll(bundles, rest(bundles, backend));
       clock.mark("bundles");
@@ -110,7 +110,7 @@ public final class NodeRuntime implements AutoCloseable {
         if (backend.equals(HAZELCAST_BACKEND)) {
           startAll(bundles, HAZELCAST);
         }
-        configs = NodeConfigs.of(spec.withLockBackend(backend));
+        configs = settings(NodeConfigs.of(spec.withLockBackend(backend)));
         configs.remove(NodeConfigs.ETCD);
       }
       // The other configurations only now, every bundle started, in NodeConfigs' order, which
@@ -129,6 +129,12 @@ public final class NodeRuntime implements AutoCloseable {
       throw new IllegalStateException("interrupted while starting", e);
     }
     return runtime;
+  }
+
+  /** The node's configurations with the component settings of {@code ETCFS_NODE_CONFIG}. */
+  private static Map<String, Hashtable<String, Object>> settings(
+      Map<String, Hashtable<String, Object>> configs) {
+    return NodeConfigs.withSettings(configs, System.getenv(NodeConfigs.SETTINGS_ENV));
   }
 
   private static Map<String, String> frameworkProperties(Path cache, Path home, boolean shell,

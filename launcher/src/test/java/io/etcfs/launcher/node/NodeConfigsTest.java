@@ -2,7 +2,9 @@ package io.etcfs.launcher.node;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -77,6 +79,36 @@ class NodeConfigsTest {
     assertEquals(30, c.get("io.etcfs.fencing").get("fenceTimeoutSeconds"));
     assertFalse(c.containsKey("io.etcfs.fence.exec"));
     assertFalse(c.containsKey("io.etcfs.fence.reservation"));
+  }
+
+  @Test
+  void componentSettingsComeFromTheEnvironmentsList() {
+    Map<String, Hashtable<String, Object>> c = NodeConfigs.withSettings(
+        NodeConfigs.of(spec(FenceSpec.NONE)),
+        " io.etcfs.lock.etcd.cleanReleaseMillis=30000, io.etcfs.alloc.arena.idleReleaseSeconds=5,");
+    assertEquals("30000", c.get("io.etcfs.lock.etcd").get("cleanReleaseMillis"));
+    assertEquals("5", c.get("io.etcfs.alloc.arena").get("idleReleaseSeconds"));
+    assertEquals("prod", c.get("io.etcfs.lock.etcd").get("fsName"));
+    assertSame(c, NodeConfigs.withSettings(c, null));
+  }
+
+  @Test
+  void aWrongComponentSettingIsNamedInOneLine() {
+    String[][] cases = {
+      {"io.etcfs.lock.etcd.cleanReleaseMillis", "is not PID.property=value"},
+      {"nodot=1", "is not PID.property=value"},
+      {"io.etcfs.lock.etc.cleanReleaseMillis=1", "no component 'io.etcfs.lock.etc' on this node"},
+      {"io.etcfs.lock.etcd.nodeName=x", "io.etcfs.lock.etcd.nodeName is set by etcfs"},
+      {"io.etcfs.etcd.password=x", "io.etcfs.etcd.password is set by etcfs"},
+      {"io.etcfs.lock.etcd.=1", "'' in 'io.etcfs.lock.etcd.=1' is not a property name"},
+    };
+    for (String[] c : cases) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> NodeConfigs.withSettings(NodeConfigs.of(spec(FenceSpec.NONE)), c[0]), c[0]);
+      assertTrue(e.getMessage().startsWith("ETCFS_NODE_CONFIG: "), e.getMessage());
+      assertTrue(e.getMessage().contains(c[1]), e.getMessage());
+      assertFalse(e.getMessage().contains("\n"), e.getMessage());
+    }
   }
 
   @Test

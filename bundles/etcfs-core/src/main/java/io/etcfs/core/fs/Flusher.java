@@ -44,6 +44,12 @@ final class Flusher {
   private final InodeLocks locks;
   /** The space promised to buffered blocks: spent here, given back wherever blocks are dropped. */
   final Reservations reservations;
+  /**
+   * Commits at a release (nobody waits for them: {@code close(2)} has returned) go in groups:
+   * one device flush and as few transactions as their keys allow for all the files released
+   * meanwhile.
+   */
+  private final io.etcfs.core.fs.tx.GroupCommit releases;
 
   Flusher(Ctx ctx, Extents extents, MemoryBudget budget, InodeLocks locks) {
     this.ctx = ctx;
@@ -51,6 +57,7 @@ final class Flusher {
     this.budget = budget;
     this.locks = locks;
     this.reservations = new Reservations(ctx);
+    this.releases = new io.etcfs.core.fs.tx.GroupCommit(ctx.tx, () -> ctx.device.flush());
   }
 
   /** Commits everything buffered for {@code f}; the caller holds its lock. */
@@ -86,6 +93,8 @@ final class Flusher {
     List<Written> written = new ArrayList<>();
     List<FileExtent> map = s.chunks().extents();
     long spent = 0;
+    List<Integer> ends;
+    boolean grouped;
     try {
       for (List<Long> run : runs(f, map)) {
         int from = pieces.size();
@@ -93,7 +102,13 @@ final class Flusher {
         written.add(new Written(List.copyOf(pieces.subList(from, pieces.size())),
             overlapped(map, run)));
       }
-      ctx.device.flush();
+      ends = batches(written);
+      // A release's one commit goes in a group, whose leader flushes the device for all of it
+      // before any of the group's metadata is committed (invariant 2).
+      grouped = declareClean && ends.size() == 1;
+      if (!grouped) {
+        ctx.device.flush();
+      }
     } catch (NoSpaceException e) {
       abandon(f, a, pieces, spent);
       throw new FsException(Errno.ENOSPC, "no space for inode " + f.ino + ": " + e.getMessage());
@@ -104,7 +119,7 @@ final class Flusher {
       abandon(f, a, pieces, spent);
       throw e;
     }
-    commitAll(f, a, pieces, batches(written), declareClean, spent);
+    commitAll(f, a, pieces, ends, declareClean, spent, grouped);
   }
 
   /**
@@ -122,7 +137,7 @@ final class Flusher {
   /** Commits buffered chmod, chown and utimens alone (nothing of the data is buffered). */
   private void commitAttributes(FileData f, boolean declareClean) throws FsException {
     PendingAttrs pending = f.pendingAttrs;
-    ctx.tx.run("commit attributes of inode " + f.ino, tx -> {
+    io.etcfs.core.fs.tx.TxBody<Void> body = tx -> {
       locks.guards(f.ino).forEach(tx::guard);
       Inode i = Records.inode(tx.get(ctx.keys.inode(f.ino)), f.ino);
       tx.put(ctx.keys.inode(f.ino), io.etcfs.core.fs.meta.Codec.inode(pending.applyTo(i)));
@@ -130,7 +145,13 @@ final class Flusher {
         tx.ops(locks.cleanOps(f.ino));
       }
       return null;
-    });
+    };
+    String what = "commit attributes of inode " + f.ino;
+    if (declareClean) {
+      releases.run(what, body);
+    } else {
+      ctx.tx.run(what, body);
+    }
     if (f.pendingAttrs == pending) {
       f.pendingAttrs = null;
     }
@@ -178,7 +199,7 @@ final class Flusher {
   }
 
   private void commitAll(FileData f, Allocator a, List<Piece> pieces, List<Integer> ends,
-      boolean declareClean, long spent) throws FsException {
+      boolean declareClean, long spent, boolean grouped) throws FsException {
     int i = 0;
     for (int end : ends) {
       if (end == i) {
@@ -187,7 +208,7 @@ final class Flusher {
       List<Piece> batch = pieces.subList(i, end);
       try {
         // Every dirty block is in some run, so after the last batch nothing is buffered.
-        commit(f, a, batch, declareClean && end == pieces.size());
+        commit(f, a, batch, declareClean && end == pieces.size(), grouped);
       } catch (OutcomeUnknownException e) {
         // This batch may be committed: its blocks stay allocated, so their promise is spent.
         abandon(f, a, pieces.subList(end, pieces.size()), spent);
@@ -210,12 +231,12 @@ final class Flusher {
     }
   }
 
-  private void commit(FileData f, Allocator a, List<Piece> batch, boolean clean)
-      throws FsException {
+  private void commit(FileData f, Allocator a, List<Piece> batch, boolean clean,
+      boolean grouped) throws FsException {
     List<FileExtent> added = batch.stream().map(Piece::mapping).toList();
     List<Extent> referenced = batch.stream().map(Piece::dev).toList();
     long end = added.get(added.size() - 1).fileEnd() * ctx.blockSize;
-    ctx.tx.run("commit data of inode " + f.ino, tx -> {
+    io.etcfs.core.fs.tx.TxBody<Void> body = tx -> {
       locks.guards(f.ino).forEach(tx::guard);
       Inode i = Records.inode(tx.get(ctx.keys.inode(f.ino)), f.ino);
       ExtentChunks.Change change = extents.read(tx, f.ino).overwrite(added);
@@ -231,7 +252,12 @@ final class Flusher {
         tx.ops(locks.cleanOps(f.ino));
       }
       return null;
-    });
+    };
+    if (grouped) {
+      releases.run("commit data of inode " + f.ino, body);
+    } else {
+      ctx.tx.run("commit data of inode " + f.ino, body);
+    }
   }
 
   /** Consecutive dirty blocks, cut so that no run is too long or replaces too many extents. */

@@ -98,12 +98,46 @@ public final class MetaTx {
   }
 
   Txn toTxn(List<Compare> extra) {
+    return together(List.of(this), extra);
+  }
+
+  /**
+   * One transaction of several attempts whose writes touch no common key ({@link #disjoint}):
+   * every compare of each (so it applies only if each would have applied alone) and every write.
+   */
+  static Txn together(List<MetaTx> parts, List<Compare> extra) {
     Txn txn = new Txn();
-    reads.values().forEach(txn::when);
-    guards.forEach(txn::when);
+    for (MetaTx part : parts) {
+      part.reads.values().forEach(txn::when);
+      part.guards.forEach(txn::when);
+    }
     extra.forEach(txn::when);
-    writes.values().forEach(txn::then);
+    for (MetaTx part : parts) {
+      part.writes.values().forEach(txn::then);
+    }
     return txn;
+  }
+
+  /**
+   * Whether this attempt can share a transaction with {@code others}: none of them writes a key
+   * it writes (a later write of a key would replace an earlier one), and none deletes a prefix.
+   */
+  boolean disjoint(List<MetaTx> others) {
+    if (!deletedPrefixes.isEmpty()) {
+      return false;
+    }
+    for (MetaTx other : others) {
+      if (!other.deletedPrefixes.isEmpty()
+          || !java.util.Collections.disjoint(writes.keySet(), other.writes.keySet())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Compares and writes this attempt puts into a transaction. */
+  int size() {
+    return reads.size() + guards.size() + writes.size();
   }
 
   /** Every key the commit wrote: the cache forgets them so this node reads its own writes. */

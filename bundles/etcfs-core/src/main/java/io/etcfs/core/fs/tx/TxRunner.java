@@ -115,13 +115,7 @@ public final class TxRunner {
       if (revision > 0) {
         // Read-your-writes: once the watch has applied this commit, the cache holds what it
         // wrote (and everything older); if it cannot say so in time, forget the written keys.
-        if (!cache.awaitRevision(revision, WATCH_WAIT_MS)) {
-          tx.writtenKeys().forEach(cache::invalidate);
-          tx.deletedPrefixes().forEach(cache::invalidatePrefix);
-        }
-        for (LongConsumer action : tx.afterCommitActions()) {
-          action.accept(revision);
-        }
+        committed(List.of(tx), revision);
         return result;
       }
       checkMember(what);
@@ -131,14 +125,163 @@ public final class TxRunner {
         + " attempts");
   }
 
+  /** One body of {@link #runTogether}, and what became of it. */
+  public static final class Part<T> {
+    final String what;
+    final TxBody<T> body;
+    private T result;
+    private FsException failure;
+    private boolean done;
+
+    public Part(String what, TxBody<T> body) {
+      this.what = what;
+      this.body = body;
+    }
+
+    /** Whether it committed, or failed, or decided to write nothing. */
+    public synchronized boolean done() {
+      return done;
+    }
+
+    /** Its result, or its failure thrown; only once {@link #done}. */
+    public synchronized T result() throws FsException {
+      if (failure != null) {
+        throw failure;
+      }
+      return result;
+    }
+
+    synchronized void finish(T value) {
+      result = value;
+      done = true;
+    }
+
+    synchronized void markCommitted() {
+      done = true;
+    }
+
+    synchronized void fail(FsException e) {
+      failure = e;
+      done = true;
+    }
+  }
+
+  /**
+   * Runs several independent bodies (changes of different files) with as few commits as it can:
+   * each body runs once against the cache, and those whose writes share no key go in one
+   * transaction that carries every compare of each — so it applies only where each would have
+   * applied alone — up to etcd's operation limit. Whatever cannot go together (a body that
+   * failed, shared keys, the limit), and every body of a shared commit that a compare failed
+   * (which of them conflicted is not known), then runs alone as with {@link #run}. A shared
+   * commit whose outcome is unknown fails each of its bodies with {@link
+   * OutcomeUnknownException}, as a commit of its own would. Every part is done on return.
+   */
+  public void runTogether(List<? extends Part<?>> parts) {
+    try {
+      checkFenced();
+    } catch (FsException e) {
+      parts.forEach(p -> p.fail(e));
+      return;
+    }
+    List<Part<?>> alone = new ArrayList<>();
+    List<Part<?>> together = new ArrayList<>();
+    List<MetaTx> txs = new ArrayList<>();
+    int ops = 1; // the generation guard
+    for (Part<?> p : parts) {
+      MetaTx tx = new MetaTx(cache);
+      if (!attempt(p, tx)) {
+        alone.add(p);
+      } else if (!p.done()) {
+        int size = tx.size();
+        for (GuardSource g : guardSources) {
+          size += g.guards(tx).size();
+        }
+        if (tx.disjoint(txs) && ops + size <= MAX_TXN_OPS) {
+          together.add(p);
+          txs.add(tx);
+          ops += size;
+        } else {
+          alone.add(p);
+        }
+      }
+    }
+    if (!together.isEmpty()) {
+      CommitListener listener = onCommit;
+      long seq = listener.begin();
+      long revision = 0;
+      try {
+        revision = commit(together.get(0).what + (together.size() > 1
+            ? " and " + (together.size() - 1) + " more" : ""), txs);
+      } catch (FsException e) {
+        together.forEach(p -> p.fail(e));
+      } finally {
+        listener.end(seq, revision);
+      }
+      if (revision > 0) {
+        committed(txs, revision);
+        together.forEach(Part::markCommitted);
+      } else if (!together.get(0).done()) {
+        alone.addAll(together); // a compare failed: each alone, with fresh reads
+      }
+    }
+    for (Part<?> p : alone) {
+      runAlone(p);
+    }
+  }
+
+  /** Runs the part's body into {@code tx}; false if it failed (it then runs alone). */
+  private static <T> boolean attempt(Part<T> p, MetaTx tx) {
+    T value;
+    try {
+      value = p.body.run(tx);
+    } catch (FsException e) {
+      return false; // perhaps an answer from a stale cache: run alone, which reads afresh
+    }
+    p.result = value;
+    if (!tx.hasWrites()) {
+      p.finish(value);
+    }
+    return true;
+  }
+
+  private <T> void runAlone(Part<T> p) {
+    try {
+      p.finish(run(p.what, p.body));
+    } catch (FsException e) {
+      p.fail(e);
+    }
+  }
+
+  /** After a commit at {@code revision}: read-your-writes, then each attempt's actions. */
+  private void committed(List<MetaTx> txs, long revision) {
+    if (!cache.awaitRevision(revision, WATCH_WAIT_MS)) {
+      for (MetaTx tx : txs) {
+        tx.writtenKeys().forEach(cache::invalidate);
+        tx.deletedPrefixes().forEach(cache::invalidatePrefix);
+      }
+    }
+    for (MetaTx tx : txs) {
+      for (LongConsumer action : tx.afterCommitActions()) {
+        action.accept(revision);
+      }
+    }
+  }
+
   /** The commit's revision, or 0 if a compare failed. */
   private long commit(String what, MetaTx tx) throws FsException {
+    return commit(what, List.of(tx));
+  }
+
+  /** The commit of attempts that go together, at one revision; 0 if a compare failed. */
+  private long commit(String what, List<MetaTx> txs) throws FsException {
     List<Compare> extra = new ArrayList<>();
     extra.add(Compare.createRevision(membership.memberKey(), membership.generation()));
     for (GuardSource s : guardSources) {
-      extra.addAll(s.guards(tx));
+      for (MetaTx tx : txs) {
+        extra.addAll(s.guards(tx));
+      }
     }
-    io.etcfs.spi.meta.Txn txn = tx.toTxn(extra);
+    io.etcfs.spi.meta.Txn txn = MetaTx.together(txs, extra);
     if (txn.size() > MAX_TXN_OPS) {
       throw new FsException(Errno.EIO, what + ": " + txn.size() + " operations, more than etcd"
           + " takes in one transaction (" + MAX_TXN_OPS + "); nothing was changed");
