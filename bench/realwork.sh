@@ -28,6 +28,11 @@ export ETCFS_RUNTIME_DIR="$work/rt"
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@localhost
 export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@localhost
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+# No automatic gc: past 6,700 loose objects git commit starts `git gc --auto` in the background,
+# which on etcfs was still packing the tree's 12,000 objects on node1 while node2 ran the status
+# and the sweep (a load of its own in those figures), and then rewrote .git under the cleanup's
+# rm -rf ("Directory not empty"). The same for every target.
+export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=gc.auto GIT_CONFIG_VALUE_0=0
 
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'realwork: %s\n' "$*" >&2; exit 1; }
@@ -130,8 +135,8 @@ measure() {
   swept=$(wc -l < "$work/out/sweep.$target")
   ((swept == nfiles)) || die "the sweep on $target saw $swept files, the tree has $nfiles"
   # Not a measurement: a tree that cannot be removed is reported after the table, which the
-  # figures above must not be lost for (seen on etcfs: rm -rf of .git on node1 after git status
-  # on node2 answered "Directory not empty").
+  # figures above must not be lost for (seen: rm -rf of .git answered "Directory not empty"
+  # while git's background auto gc, off now, still wrote there).
   rm -rf "${w:?}/tree" 2> "$work/out/rm.$target" || echo "cleanup-failed 1 -"
 }
 
