@@ -490,6 +490,47 @@ class PosixConformanceIT {
     assertEquals(expected, out);
   }
 
+  /**
+   * fallocate(1) --punch-hole as on ext4 (the low-level front end): the range reads as zeros,
+   * its whole blocks are freed (st_blocks falls by them, SEEK_HOLE finds them), the size stays.
+   * Preallocation is refused ("Operation not supported": every write here goes to fresh
+   * blocks), and posix_fallocate, which glibc then does by writing zeros, still works. The
+   * libfuse 2 front end has no fallocate: everything is refused, posix_fallocate still works.
+   */
+  @Test
+  void punchingAHoleFreesItsBlocksAndPreallocationIsRefused() throws Exception {
+    Path f = d.resolve("punched");
+    byte[] content = new byte[10 * 4096];
+    new java.util.Random(7).nextBytes(content);
+    Files.write(f, content);
+    Sh.run("sync", f.toString()).ok();
+    long before = Long.parseLong(stat("%b", f));
+    Sh.Out punch = Sh.run("fallocate", "--punch-hole", "--offset", "6144", "--length", "24576",
+        f.toString());
+    Sh.Out prealloc = Sh.run("fallocate", "--length", "1M", d.resolve("pre").toString());
+    Sh.run("python3", "-c", "import os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT);"
+        + " os.posix_fallocate(fd, 0, 65536); os.close(fd)", d.resolve("posix").toString()).ok();
+    assertEquals("65536", stat("%s", d.resolve("posix")));
+    if ("highlevel".equals(System.getProperty("etcfs.frontend"))) {
+      // util-linux words EOPNOTSUPP with --punch-hole as "keep size mode is unsupported"
+      assertTrue(punch.exit() != 0 && punch.err().contains("unsupported"), punch.toString());
+      assertTrue(prealloc.exit() != 0 && prealloc.err().contains("Operation not supported"),
+          prealloc.toString());
+      return;
+    }
+    assertEquals(0, punch.exit(), punch.toString());
+    java.util.Arrays.fill(content, 6144, 6144 + 24576, (byte) 0);
+    assertArrayEquals(content, Files.readAllBytes(f));
+    assertEquals(String.valueOf(content.length), stat("%s", f));
+    // blocks 2..6 (8192..28672) are whole inside the range: five 4 KiB blocks, 40 sectors
+    assertEquals(before - 40, Long.parseLong(stat("%b", f)));
+    String py = "import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY);"
+        + " print(os.lseek(fd, 0, os.SEEK_HOLE), os.lseek(fd, 8192, os.SEEK_DATA))";
+    assertEquals("8192 28672\n", Sh.run("python3", "-c", py, f.toString()).ok().out());
+    assertTrue(prealloc.exit() != 0 && prealloc.err().contains("Operation not supported"),
+        prealloc.toString());
+  }
+
   /** The kernel's answers for a file without holes: data where asked, the hole at the end. */
   private static String allData(long size, long... offsets) {
     StringBuilder line = new StringBuilder();

@@ -26,12 +26,16 @@ final class DataPath {
   private final Flusher flusher;
   private final InodeLocks locks;
 
-  DataPath(Ctx ctx, Extents extents, MemoryBudget budget, Flusher flusher, InodeLocks locks) {
+  private final Truncator truncator;
+
+  DataPath(Ctx ctx, Extents extents, MemoryBudget budget, Flusher flusher, InodeLocks locks,
+      Truncator truncator) {
     this.ctx = ctx;
     this.extents = extents;
     this.budget = budget;
     this.flusher = flusher;
     this.locks = locks;
+    this.truncator = truncator;
   }
 
   /** The size this node sees: committed, or further if buffered writes reach past it. */
@@ -219,6 +223,62 @@ final class DataPath {
         f.lock.unlock();
       }
     }
+  }
+
+  /**
+   * fallocate(PUNCH_HOLE | KEEP_SIZE) under this node's exclusive lock: the parts of blocks at
+   * either end are written with zeros like any write (a block that is a hole already is left
+   * alone), the whole blocks between are dropped from the buffer, everything buffered is
+   * committed, and then the committed extents of those blocks are removed and their blocks
+   * freed, in bounded transactions ({@link Truncator#removeRange}). Nothing past the size.
+   */
+  void punch(FileData f, long off, long len) throws FsException {
+    while (true) {
+      HeldLock lock = locks.hold(f.ino, LockMode.EXCLUSIVE);
+      f.lock.lock();
+      try {
+        if (locks.isCurrent(f.ino, lock) && locks.dirty(lock)) {
+          punchLocked(f, off, len);
+          return;
+        }
+      } finally {
+        f.lock.unlock();
+      }
+    }
+  }
+
+  private void punchLocked(FileData f, long off, long len) throws FsException {
+    long end = Math.min(off + len, size(f));
+    if (off >= end) {
+      return;
+    }
+    long bs = ctx.blockSize;
+    long first = (off + bs - 1) / bs;
+    long last = end / bs;
+    if (first >= last) {
+      zeroBytes(f, off, end);
+      return;
+    }
+    zeroBytes(f, off, first * bs);
+    zeroBytes(f, last * bs, end);
+    var inside = f.dirty.subMap(first, last);
+    budget.give((long) inside.size() * bs);
+    inside.clear(); // their promise goes back at the flush (Reservations.settle)
+    flusher.flush(f);
+    truncator.removeRange(f.ino, first, last);
+  }
+
+  /** Zeros [from, to), within one block, unless that block reads as zeros already (a hole). */
+  private void zeroBytes(FileData f, long from, long to) throws FsException {
+    if (from >= to) {
+      return;
+    }
+    long blk = from / ctx.blockSize;
+    if (!f.dirty.containsKey(blk)
+        && ExtentMap.find(extents.snapshot(f.ino).chunks().extents(), blk) < 0) {
+      return;
+    }
+    writeLocked(f, ByteBuffer.wrap(new byte[(int) (to - from)]), from, false);
   }
 
   private int writeLocked(FileData f, ByteBuffer src, long off, boolean append)

@@ -93,7 +93,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.attrs = new AttrChanges(ctx);
     this.xattrs = new Xattrs(ctx, lookups);
     this.truncator = new Truncator(ctx, extents, flusher, open, budget, locks);
-    DataPath data = new DataPath(ctx, extents, budget, flusher, locks);
+    DataPath data = new DataPath(ctx, extents, budget, flusher, locks, truncator);
     this.files = new Files(ctx, lookups, creates, open, data, flusher, truncator, purger, budget,
         attrs, locks);
     this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
@@ -358,5 +358,15 @@ public final class EtcFs implements Vfs, AutoCloseable {
   @Override
   public long cacheGrant(long ino) {
     return locks.cacheGrant(ino);
+  }
+
+  @Override
+  public long attributesEpoch() {
+    return locks.attributesEpoch();
+  }
+
+  @Override
+  public boolean attributesCacheable(long ino) {
+    return locks.attributesCacheable(ino);
   }
 }

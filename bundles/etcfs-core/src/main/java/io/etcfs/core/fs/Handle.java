@@ -63,6 +63,28 @@ final class Handle implements OpenFile {
     return Calls.run(ctx, "seek " + data.ino, () -> files.data().seek(data, offset, hole));
   }
 
+  @Override
+  public void fallocate(int mode, long offset, long length) throws FsException {
+    Calls.run(ctx, "fallocate " + data.ino, () -> {
+      if ((flags & O_ACCMODE) == O_RDONLY) {
+        throw new FsException(Errno.EBADF, "fallocate of a read-only handle");
+      }
+      if (mode != (PUNCH_HOLE | KEEP_SIZE)) {
+        throw new FsException(Errno.EOPNOTSUPP, "fallocate mode " + mode + ": only punching"
+            + " holes (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) is supported");
+      }
+      if (offset < 0 || length <= 0) {
+        throw new FsException(Errno.EINVAL, "fallocate of " + length + " bytes at " + offset);
+      }
+      if (offset > DataPath.MAX_FILE - length) {
+        throw new FsException(Errno.EFBIG, "fallocate past the largest file size");
+      }
+      files.beforeWrite(data, opener); // a punch changes data: set-ID bits go as for a write
+      files.data().punch(data, offset, length);
+      return null;
+    });
+  }
+
   /**
    * close() of a descriptor: commits nothing, so close(2) does not wait for etcd. The last
    * close's {@link #release} commits (FUSE sends RELEASE after close(2) has returned), and until

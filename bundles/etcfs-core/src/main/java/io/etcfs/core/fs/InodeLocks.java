@@ -60,6 +60,8 @@ final class InodeLocks implements RecallHandler {
           return size() > 4096;
         }
       });
+  /** The exclusive locks let go last, in order: a hint for prefetching them back together. */
+  private final GoneOrder goneOrder = new GoneOrder();
   /** Locks being let go: no cache grant from them any more. */
   private final java.util.Set<HeldLock> going = ConcurrentHashMap.newKeySet();
   private volatile Flusher flusher;
@@ -67,6 +69,11 @@ final class InodeLocks implements RecallHandler {
   private volatile Extents extents;
   private volatile LockService attached;
   private volatile LockSession watched;
+  /** See {@link #attributesEpoch}. */
+  private final java.util.concurrent.atomic.AtomicLong attributesEpoch =
+      new java.util.concurrent.atomic.AtomicLong();
+  /** The attached backend tells of writers elsewhere (SPI lock 2.5). */
+  private volatile boolean backendTells;
 
   InodeLocks(Ctx ctx, Supplier<LockService> service, OpenFiles open) {
     this.ctx = ctx;
@@ -202,6 +209,10 @@ final class InodeLocks implements RecallHandler {
       return;
     }
     List<Long> inos = ahead.around(ino, current::containsKey);
+    if (inos.size() < 2) {
+      // no listing cached: the exclusive locks let go together with this one's
+      inos = goneOrder.around(ino, ReadAhead.BATCH, current::containsKey);
+    }
     if (inos.size() < 2) {
       return; // the file alone: its acquire costs the one round trip this would
     }
@@ -460,6 +471,10 @@ final class InodeLocks implements RecallHandler {
 
   private void letGoNow(HeldLock lock) throws FsException {
     long ino = lock.inode();
+    attributesEpoch.incrementAndGet();
+    if (lock.mode() == LockMode.EXCLUSIVE) {
+      goneOrder.add(ino);
+    }
     ctx.notices.lockGoing(ino, lock.mode() == LockMode.EXCLUSIVE);
     FileData f = open.get(ino);
     if (f != null) {
@@ -494,11 +509,63 @@ final class InodeLocks implements RecallHandler {
         if (s != attached) {
           current.clear(); // locks of another backend mean nothing to this one
           s.setRecallHandler(this);
+          attributesEpoch.incrementAndGet();
+          backendTells = tells(s);
           attached = s;
         }
       }
     }
     return s;
+  }
+
+  private boolean tells(LockService s) {
+    try {
+      return s.watchExclusive(this::writerElsewhere);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "lock backend " + s.backend() + " does not tell of writers: " + e);
+      return false;
+    }
+  }
+
+  /**
+   * Another node starts to hold or ask for {@code ino}'s lock exclusively (the backend's
+   * notification thread): attributes the kernel keeps of it without a lock go now, before the
+   * backend's view shows the writer (and so before any answer of this node could).
+   */
+  private void writerElsewhere(long ino) {
+    attributesEpoch.incrementAndGet();
+    if (!current.containsKey(ino)) {
+      ctx.notices.lockGoing(ino, false); // a lock held here is recalled: that drops them
+    }
+  }
+
+  /** See {@link io.etcfs.spi.vfs.Vfs#attributesEpoch}. */
+  long attributesEpoch() {
+    return attributesEpoch.get();
+  }
+
+  /**
+   * See {@link io.etcfs.spi.vfs.Vfs#attributesCacheable}: under this node's lock; or with none,
+   * if the backend tells of writers, its view is as new as the cache, and it shows no other
+   * session holding or asking for the lock exclusively with uncommitted changes. Asks nobody.
+   */
+  boolean attributesCacheable(long ino) {
+    if (cacheGrant(ino) != 0) {
+      return true;
+    }
+    LockService s = attached;
+    if (s == null || !backendTells || current.containsKey(ino)) {
+      return false; // a lock held here but going, or its session lapsed: not now
+    }
+    try {
+      long seen = ctx.cache.lockChangeAt();
+      if (seen > 0 && !s.awaitView(seen, 0)) {
+        return false;
+      }
+      return s.attributesFrom(ino) != LockService.UNCOMMITTED_ELSEWHERE;
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   /** When a session ends, every lock held under it is gone: forget them. */
@@ -511,6 +578,7 @@ final class InodeLocks implements RecallHandler {
           return false;
         }
         // lost, not let go: the kernel drops what it cached; nothing can be written back now
+        attributesEpoch.incrementAndGet();
         ctx.notices.lockGoing(l.inode(), false);
         return true;
       }));

@@ -160,6 +160,53 @@ final class Truncator {
     return last ? Step.DONE : Step.STEP;
   }
 
+  /**
+   * Frees the committed blocks [from, to) of {@code ino} (a punched hole; the caller holds the
+   * exclusive lock and has committed what it buffered), in transactions of at most {@link
+   * Purger#STEP_EXTENTS} extents, each a valid file: the extents unmapped, their blocks
+   * released through the allocator in the same transaction (invariant 1), the size kept and
+   * the times changed as by a write.
+   */
+  void removeRange(long ino, long from, long to) throws FsException {
+    long at = from;
+    while (at < to) {
+      long start = at;
+      at = ctx.tx.run("punch a hole in " + ino, tx -> {
+        locks.guards(ino).forEach(tx::guard);
+        Inode i = Records.inode(tx.get(ctx.keys.inode(ino)), ino);
+        ExtentChunks chunks = extents.read(tx, ino);
+        long stop = stepEnd(chunks.extents(), start, to, Purger.STEP_EXTENTS);
+        ExtentChunks.Change change = chunks.replace(start, stop, List.of());
+        long now = Ctx.now();
+        if (change.removed().isEmpty()) {
+          if (stop == to) {
+            extents.putInode(tx, i.withTimes(i.atimeNs(), now, now), chunks);
+          }
+          return stop;
+        }
+        List<Extent> released = extents.apply(tx, ino, change);
+        long blocks = i.blocks() - ExtentMap.blocks(change.removed());
+        extents.putInode(tx, i.withSize(i.size(), blocks).withTimes(i.atimeNs(), now, now),
+            change.after());
+        extents.allocate(tx, ino, List.of(), released);
+        return stop;
+      });
+    }
+  }
+
+  /** Where a step from {@code from} ends: after at most {@code max} mapped extents, by {@code to}. */
+  static long stepEnd(List<FileExtent> map, long from, long to, int max) {
+    int idx = ExtentMap.find(map, from);
+    int i = idx >= 0 ? idx : -idx - 1;
+    int seen = 0;
+    for (; i < map.size() && map.get(i).fileBlock() < to; i++) {
+      if (++seen > max) {
+        return Math.max(from + 1, map.get(i).fileBlock());
+      }
+    }
+    return to;
+  }
+
   private static boolean mapped(ExtentChunks chunks, long block) {
     return ExtentMap.find(chunks.extents(), block) >= 0;
   }

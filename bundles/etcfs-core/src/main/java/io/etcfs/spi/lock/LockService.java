@@ -156,6 +156,21 @@ public interface LockService {
     return List.of();
   }
 
+  /**
+   * Tells {@code listener} of each inode whose lock another session starts to hold or ask for
+   * exclusively without a clean declaration — a writer elsewhere that may buffer changes of
+   * its size and times (2.5). The core then lets the kernel keep attributes of files nobody
+   * writes without taking their locks, and drops them when this says a writer comes. Called on
+   * the backend's notification thread, before {@link #attributesFrom} answers from a view that
+   * shows the change; the listener must return promptly. One listener; a new one replaces it.
+   *
+   * @return whether this backend tells; the default does not, and the core lets the kernel keep
+   *     a file's attributes only under that file's lock
+   */
+  default boolean watchExclusive(java.util.function.LongConsumer listener) {
+    return false;
+  }
+
   /** Where recalls for this node's locks are delivered. One handler; a new one replaces it. */
   void setRecallHandler(RecallHandler handler);
 }

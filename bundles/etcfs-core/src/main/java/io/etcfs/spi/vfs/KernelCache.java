@@ -27,8 +27,9 @@ public interface KernelCache {
   void inodeChanged(long ino);
 
   /**
-   * This node is about to stop holding {@code ino}'s lock: attributes cached under it must not
-   * be used any more. Called before the lock goes; file data cached under it is dropped later,
+   * This node is about to stop holding {@code ino}'s lock, or (1.6) a writer elsewhere is about
+   * to change a file whose attributes the kernel may keep without a lock ({@link
+   * Vfs#attributesCacheable}): attributes cached under it must not be used any more. Called before the lock goes; file data cached under it is dropped later,
    * when {@link Vfs#cacheGrant} shows a different grant.
    *
    * @param writeBack the lock is exclusive and let go in order (recalled, published): data the

@@ -9,7 +9,7 @@ import org.osgi.annotation.versioning.ProviderType;
  * durable on the device and the metadata that references it is committed.
  *
  * <p>Implemented by the filesystem, called by front ends: a method added here is a minor change
- * for them (1.4: {@link #seek}).
+ * for them (1.4: {@link #seek}; 1.5: {@link #fallocate}).
  */
 @ProviderType
 public interface OpenFile {
@@ -42,6 +42,25 @@ public interface OpenFile {
    *     file, or for SEEK_DATA when no data follows it
    */
   long seek(long offset, boolean hole) throws FsException;
+
+  /** fallocate(2)'s FALLOC_FL_KEEP_SIZE. */
+  int KEEP_SIZE = 0x01;
+  /** fallocate(2)'s FALLOC_FL_PUNCH_HOLE (Linux requires it with {@link #KEEP_SIZE}). */
+  int PUNCH_HOLE = 0x02;
+
+  /**
+   * fallocate(2) (1.5). {@code PUNCH_HOLE | KEEP_SIZE}: the range reads as zeros from then on,
+   * on every node, its whole blocks are freed (SEEK_HOLE finds them, {@code st_blocks} falls),
+   * the size stays and the times change as for a write. Preallocation (mode 0, {@code
+   * KEEP_SIZE} alone) is not offered: every write goes to fresh blocks here, so space set aside
+   * now would not be the space a later write uses, and a promise kept only in memory would not
+   * survive the node — EOPNOTSUPP, on which glibc's posix_fallocate writes zeros itself. Zeroing,
+   * collapsing and inserting ranges are EOPNOTSUPP too.
+   *
+   * @throws FsException EBADF for a descriptor not open for writing, EINVAL for a negative
+   *     offset or a length not positive, EFBIG past the largest file, EOPNOTSUPP for the rest
+   */
+  void fallocate(int mode, long offset, long length) throws FsException;
 
   /** close() of one descriptor: commit what was written. */
   void flush() throws FsException;

@@ -102,7 +102,31 @@ public interface Vfs {
    * (1.3): non-zero while this node holds the inode's lock (shared or exclusive) and is not
    * letting it go, different for every new grant; 0 otherwise. Data the kernel cached under one
    * grant must be dropped before it is used under another (another node may have written in
-   * between); attributes may be cached only while it is non-zero.
+   * between); attributes may be cached only while it is non-zero, or while {@link
+   * #attributesCacheable} says so.
    */
   long cacheGrant(long ino);
+
+  /**
+   * A counter that changes whenever attributes the kernel may hold stop being cacheable: a
+   * writer elsewhere starts on a file nobody was writing, or a lock of this node goes (1.6). A
+   * front end reads it before it computes attributes for a reply and again after the reply: if
+   * it changed, the invalidation the core sent meanwhile may have reached the kernel before the
+   * reply did (a lookup's reply for an inode the kernel does not know yet is not protected by
+   * the kernel's attribute version), so the front end drops those attributes again.
+   */
+  default long attributesEpoch() {
+    return 0;
+  }
+
+  /**
+   * Whether the kernel may keep {@code ino}'s attributes for its attribute timeout (1.6): while
+   * this node holds its lock ({@link #cacheGrant} non-zero), and also without a lock while no
+   * other node holds or asks for the file's lock exclusively with changes it has not committed
+   * — the core then drops them ({@link KernelCache#lockGoing}) as soon as its lock backend says
+   * such a writer comes. Without a backend that says so, only under the lock.
+   */
+  default boolean attributesCacheable(long ino) {
+    return cacheGrant(ino) != 0;
+  }
 }

@@ -5,7 +5,7 @@
  * must see; nothing here blocks without bound.
  */
 @Export
-@Version("1.4.0")
+@Version("1.6.0")
 package io.etcfs.spi.vfs;
 
 import org.osgi.annotation.bundle.Export;

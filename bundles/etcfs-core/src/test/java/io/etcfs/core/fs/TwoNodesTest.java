@@ -265,6 +265,30 @@ class TwoNodesTest {
     w.release();
   }
 
+  /**
+   * A node that let go of the exclusive locks of files it wrote (given back a second after their
+   * closes; here published) takes them back for reading together when it reads one of them
+   * again, in the order it let go of them, even without a cached listing of their directory.
+   */
+  @Test
+  void locksLetGoTogetherAreTakenBackTogether() throws Throwable {
+    var d = a.fs.mkdir(Vfs.ROOT, "written", 0755, ROOT);
+    int files = 20;
+    long[] inos = new long[files];
+    for (int i = 0; i < files; i++) {
+      OpenFile w = a.fs.create(d.ino(), "f" + i, 0644, 2, ROOT);
+      w.write(ByteBuffer.wrap(("file " + i).getBytes()), 0);
+      w.release();
+      inos[i] = w.ino();
+      a.fs.setxattr(w.ino(), EtcFs.PUBLISH, new byte[0], 0, ROOT);
+    }
+    int before = a.lockService.requests();
+    for (int i = 0; i < files; i++) {
+      assertEquals("file " + i, read(a, inos[i]));
+    }
+    assertEquals(1, a.lockService.requests() - before, "one request for the 20 files");
+  }
+
   private static String read(FsFixture.Node n, long ino) throws FsException {
     OpenFile r = n.fs.open(ino, 0, ROOT);
     try {

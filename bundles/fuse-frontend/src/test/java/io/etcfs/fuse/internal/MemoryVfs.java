@@ -356,6 +356,12 @@ final class MemoryVfs implements Vfs {
       }
     }
 
+    /** Not offered by this test double (the libfuse 2 front end does not call it). */
+    @Override
+    public void fallocate(int mode, long offset, long length) throws FsException {
+      throw new FsException(Errno.EOPNOTSUPP, "fallocate in the memory Vfs");
+    }
+
     /** The bytes are one array with no holes: the whole file is data. */
     @Override
     public long seek(long offset, boolean hole) throws FsException {

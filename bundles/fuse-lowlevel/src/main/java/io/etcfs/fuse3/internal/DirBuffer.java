@@ -33,7 +33,8 @@ final class DirBuffer {
    * Adds one entry continuing at {@code next}; false if it does not fit (nothing added). With
    * {@code withEntry} (readdirplus only) the kernel caches the entry and counts a lookup.
    */
-  boolean add(String name, long ino, Attr attr, boolean withEntry, long next) {
+  boolean add(String name, long ino, Attr attr, boolean withEntry, double attrSeconds,
+      long next) {
     byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
     int dirent = NAME_OFFSET + utf8.length;
     int padded = (dirent + 7) & ~7;
@@ -45,8 +46,7 @@ final class DirBuffer {
     Mem.clear(p, need);
     if (plus) {
       if (withEntry) {
-        // a file's attributes are kept only under its lock: not from a listing
-        putEntryOut(p, attr, attr.isRegular() ? 0 : cache.dirAttrSeconds(), cache.entrySeconds());
+        putEntryOut(p, attr, attrSeconds, cache.entrySeconds());
       } else { // nodeid 0: the kernel lists the name and caches nothing
         Mem.IO.putLong(p + 40, ino);
         Mem.IO.putInt(p + 100, attr.mode() & Attr.S_IFMT);

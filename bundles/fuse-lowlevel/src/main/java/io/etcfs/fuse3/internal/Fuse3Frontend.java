@@ -42,7 +42,8 @@ public final class Fuse3Frontend {
     boolean pageCache() default true;
 
     @AttributeDefinition(description = "Seconds the kernel may keep a file's attributes while "
-        + "this node holds its lock (they are dropped before the lock goes).")
+        + "this node holds its lock, or nobody writes it elsewhere (they are dropped before the"
+        + " lock goes, or as a writer elsewhere comes).")
     double attrTimeoutSeconds() default 1;
 
     @AttributeDefinition(description = "Seconds the kernel may keep a directory's attributes "
@@ -57,7 +58,7 @@ public final class Fuse3Frontend {
     double negativeTimeoutSeconds() default 1;
 
     @AttributeDefinition(description = "List directories with attributes (readdirplus).")
-    boolean readdirplus() default false;
+    boolean readdirplus() default true;
 
     @AttributeDefinition(description = "The most threads libfuse's loop may run.")
     int maxThreads() default 16;

@@ -29,6 +29,13 @@ final class KernelNotifier implements KernelCache {
   private final ThreadLocal<ByteBuffer> names =
       ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(1024));
   private long session;
+  /** Repeats of {@link #attributesAgain} while the kernel does not know the inode yet. */
+  private final java.util.concurrent.ScheduledExecutorService again =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "etcfs-fuse3-attributes-again");
+        t.setDaemon(true);
+        return t;
+      });
 
   KernelNotifier(Libfuse3 lib, long session) {
     this.lib = lib;
@@ -87,6 +94,46 @@ final class KernelNotifier implements KernelCache {
   }
 
   /**
+   * Drops the kernel's attributes of {@code ino} again after a reply that let it keep them may
+   * have overtaken their invalidation. A reply to a lookup of an inode the kernel does not know
+   * yet creates the inode when the requesting task runs, which may be after this call, and an
+   * invalidation of an inode the kernel does not know finds nothing (ENOENT); so it is repeated,
+   * 1, 2, 4 … ms apart, until the kernel knows the inode or {@code seconds} (the attribute
+   * timeout: by then the attributes have expired anyway) have passed.
+   */
+  void attributesAgain(long ino, double seconds) {
+    long deadline = System.nanoTime() + (long) (seconds * 1e9);
+    if (invalidate(ino) == -ENOENT) {
+      repeat(ino, deadline, 1);
+    }
+  }
+
+  private void repeat(long ino, long deadline, long delayMs) {
+    if (System.nanoTime() + delayMs * 1_000_000 - deadline > 0) {
+      return;
+    }
+    try {
+      again.schedule(() -> {
+        if (invalidate(ino) == -ENOENT) {
+          repeat(ino, deadline, Math.min(delayMs * 2, 64));
+        }
+      }, delayMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      // the session is closing: nothing is cached any more
+    }
+  }
+
+  /** The kernel's answer to dropping {@code ino}'s attributes; 0 once the session is gone. */
+  private int invalidate(long ino) {
+    open.readLock().lock();
+    try {
+      return session == 0 ? 0 : lib.fuse_lowlevel_notify_inval_inode(session, ino, -1, 0);
+    } finally {
+      open.readLock().unlock();
+    }
+  }
+
+  /**
    * Writes back and drops the kernel's cached pages (and attributes) of {@code ino}. It waits
    * for pages that requests in flight hold: call it only from a request's worker that holds
    * nothing those requests need.
@@ -110,6 +157,7 @@ final class KernelNotifier implements KernelCache {
 
   /** No more invalidations: the session is about to be freed. */
   void close() {
+    again.shutdownNow();
     open.writeLock().lock();
     try {
       session = 0;

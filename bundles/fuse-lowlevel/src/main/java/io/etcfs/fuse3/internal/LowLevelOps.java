@@ -127,6 +127,7 @@ final class LowLevelOps {
     t.set(Callbacks.FLOCK, Callbacks.Flock.class, this::flock);
     t.set(Callbacks.COPY_FILE_RANGE, Callbacks.CopyFileRange.class, this::copyFileRange);
     t.set(Callbacks.LSEEK, Callbacks.Lseek.class, this::lseek);
+    t.set(Callbacks.FALLOCATE, Callbacks.Fallocate.class, this::fallocate);
   }
 
   // ---- the kernel's caches (docs/ARCHITECTURE.md, "Kernel caches")
@@ -136,26 +137,48 @@ final class LowLevelOps {
   }
 
   /**
-   * How long the kernel may keep these attributes: a file's only while this node holds its lock
-   * ({@code grant} non-zero; the core drops them before the lock goes), a directory's or
-   * symlink's for the configured time (the metadata watch drops them when another node changes
-   * them).
+   * How long the kernel may keep these attributes: a file's only where the core says it may
+   * ({@code kept}: under this node's lock, or with nobody writing it elsewhere — the core drops
+   * them before the lock goes or as a writer comes), a directory's or symlink's for the
+   * configured time (the metadata watch drops them when another node changes them).
    */
-  private double attrSeconds(Attr a, long grant) {
+  private double attrSeconds(Attr a, boolean kept) {
     if (a.isRegular()) {
-      return grant != 0 ? cache.attrSeconds() : 0;
+      return kept ? cache.attrSeconds() : 0;
     }
     return cache.dirAttrSeconds();
   }
 
-  private void entry(long req, Attr a) {
-    long grant = a.isRegular() ? vfs.cacheGrant(a.ino()) : 0;
-    requests.replyEntry(req, a, attrSeconds(a, grant), cache.entrySeconds());
+  /** Whether a file's attributes may be kept now ({@link Vfs#attributesCacheable}). */
+  private boolean keepable(Attr a) {
+    return a.isRegular() && vfs.attributesCacheable(a.ino());
   }
 
-  private void attr(long req, Attr a) {
-    long grant = a.isRegular() ? vfs.cacheGrant(a.ino()) : 0;
-    requests.replyAttr(req, a, attrSeconds(a, grant));
+  /**
+   * After a reply that let the kernel keep a file's attributes: if the core's attributes epoch
+   * moved since {@code epoch} (read before the attributes were computed), an invalidation may
+   * have reached the kernel before this reply did, and the attributes are dropped again (see
+   * {@link KernelNotifier#attributesAgain}).
+   */
+  private void recheck(Attr a, boolean kept, long epoch) {
+    KernelNotifier n = notifier;
+    if (kept && n != null && cache.attrSeconds() > 0 && vfs.attributesEpoch() != epoch) {
+      n.attributesAgain(a.ino(), cache.attrSeconds());
+    }
+  }
+
+  /** An entry reply for attributes computed after {@code epoch} was read. */
+  private void entry(long req, Attr a, long epoch) {
+    boolean kept = keepable(a);
+    requests.replyEntry(req, a, attrSeconds(a, kept), cache.entrySeconds());
+    recheck(a, kept, epoch);
+  }
+
+  /** An attributes reply for attributes computed after {@code epoch} was read. */
+  private void attr(long req, Attr a, long epoch) {
+    boolean kept = keepable(a);
+    requests.replyAttr(req, a, attrSeconds(a, kept));
+    recheck(a, kept, epoch);
   }
 
   /**
@@ -226,6 +249,7 @@ final class LowLevelOps {
     String name = Mem.string(namePtr);
     Caller caller = caller(req);
     requests.submit("lookup", req, () -> {
+      long epoch = vfs.attributesEpoch();
       Attr a;
       try {
         a = vfs.lookup(parent, name, caller);
@@ -237,7 +261,7 @@ final class LowLevelOps {
         throw e;
       }
       rememberParent(a, parent);
-      entry(req, a);
+      entry(req, a, epoch);
     });
   }
 
@@ -249,9 +273,12 @@ final class LowLevelOps {
 
   private void getattr(long req, long ino, long fi) {
     requests.submit("getattr", req, () -> {
+      long epoch = vfs.attributesEpoch();
       Attr a = vfs.getattr(ino);
-      long grant = a.isRegular() ? pagesCheck(ino) : 0;
-      requests.replyAttr(req, a, attrSeconds(a, grant));
+      if (a.isRegular()) {
+        pagesCheck(ino);
+      }
+      attr(req, a, epoch);
     });
   }
 
@@ -266,8 +293,10 @@ final class LowLevelOps {
         : (toSet & SET_MTIME) != 0 ? Long.valueOf(Mem.getTime(st + 88)) : null;
     SetAttr changes = new SetAttr(mode, uid, gid, size, atime, mtime);
     Caller caller = caller(req);
-    requests.submit("setattr", req,
-        () -> attr(req, vfs.setattr(ino, changes, caller)));
+    requests.submit("setattr", req, () -> {
+      long epoch = vfs.attributesEpoch();
+      attr(req, vfs.setattr(ino, changes, caller), epoch);
+    });
   }
 
   private void readlink(long req, long ino) {
@@ -277,17 +306,20 @@ final class LowLevelOps {
   private void mknod(long req, long parent, long namePtr, int mode, long rdev) {
     String name = Mem.string(namePtr);
     Caller caller = caller(req);
-    requests.submit("mknod", req,
-        () -> entry(req, vfs.mknod(parent, name, mode, rdev, caller)));
+    requests.submit("mknod", req, () -> {
+      long epoch = vfs.attributesEpoch();
+      entry(req, vfs.mknod(parent, name, mode, rdev, caller), epoch);
+    });
   }
 
   private void mkdir(long req, long parent, long namePtr, int mode) {
     String name = Mem.string(namePtr);
     Caller caller = caller(req);
     requests.submit("mkdir", req, () -> {
+      long epoch = vfs.attributesEpoch();
       Attr a = vfs.mkdir(parent, name, mode, caller);
       rememberParent(a, parent);
-      entry(req, a);
+      entry(req, a, epoch);
     });
   }
 
@@ -295,15 +327,19 @@ final class LowLevelOps {
     String target = Mem.string(linkPtr);
     String name = Mem.string(namePtr);
     Caller caller = caller(req);
-    requests.submit("symlink", req,
-        () -> entry(req, vfs.symlink(parent, name, target, caller)));
+    requests.submit("symlink", req, () -> {
+      long epoch = vfs.attributesEpoch();
+      entry(req, vfs.symlink(parent, name, target, caller), epoch);
+    });
   }
 
   private void link(long req, long ino, long newParent, long namePtr) {
     String name = Mem.string(namePtr);
     Caller caller = caller(req);
-    requests.submit("link", req,
-        () -> entry(req, vfs.link(ino, newParent, name, caller)));
+    requests.submit("link", req, () -> {
+      long epoch = vfs.attributesEpoch();
+      entry(req, vfs.link(ino, newParent, name, caller), epoch);
+    });
   }
 
   private void unlink(long req, long parent, long namePtr) {
@@ -377,6 +413,7 @@ final class LowLevelOps {
     int flags = Mem.IO.getInt(fi + Mem.FI_FLAGS);
     Caller caller = caller(req);
     requests.submit("create", req, () -> {
+      long epoch = vfs.attributesEpoch();
       OpenFile file = vfs.create(parent, name, mode, flags, caller);
       long fh = handles.add(file);
       Attr a;
@@ -387,8 +424,10 @@ final class LowLevelOps {
         throw e;
       }
       pages.remove(a.ino());
-      requests.replyCreate(req, a, attrSeconds(a, vfs.cacheGrant(a.ino())), cache.entrySeconds(),
+      boolean kept = keepable(a);
+      requests.replyCreate(req, a, attrSeconds(a, kept), cache.entrySeconds(),
           flags, fh, cache.pageCache() ? 0 : Mem.FI_DIRECT_IO);
+      recheck(a, kept, epoch);
     });
   }
 
@@ -481,6 +520,19 @@ final class LowLevelOps {
         throw new FsException(Errno.EINVAL, "lseek whence " + whence);
       }
       requests.replyLseek(req, handles.file(fh).seek(off, whence == SEEK_HOLE));
+    });
+  }
+
+  /**
+   * fallocate(2): punching a hole ({@link OpenFile#fallocate}); other modes answer EOPNOTSUPP
+   * (never ENOSYS, on which the kernel would stop asking for the mount's lifetime). The kernel
+   * writes back and drops its own cached pages of a punched range itself.
+   */
+  private void fallocate(long req, long ino, int mode, long offset, long length, long fi) {
+    long fh = Mem.IO.getLong(fi + Mem.FI_FH);
+    requests.submit("fallocate", req, () -> {
+      handles.file(fh).fallocate(mode, offset, length);
+      requests.replyOk(req);
     });
   }
 
@@ -599,12 +651,21 @@ final class LowLevelOps {
     requests.submit(plus ? "readdirplus" : "readdir", req, () -> {
       DirHandle dir = handles.dir(fh);
       DirBuffer out = requests.dirBuffer((int) Math.min(size, 1 << 20), plus, cache);
+      long epoch = vfs.attributesEpoch();
+      java.util.List<Attr> kept = new java.util.ArrayList<>();
       dir.list(vfs, offset, (name, ino, type, next) -> {
         boolean entry = plus && !name.equals(".") && !name.equals("..");
         Attr attr = entry ? entryAttr(dir.ino, name, ino, type, caller) : typeOnly(ino, type);
-        return out.add(name, ino, attr, entry && attr.nlink() >= 0, next);
+        boolean keep = entry && keepable(attr);
+        boolean added = out.add(name, ino, attr, entry && attr.nlink() >= 0,
+            attrSeconds(attr, keep), next);
+        if (added && keep) {
+          kept.add(attr);
+        }
+        return added;
       });
       requests.replyBuf(req, out.address(), out.used());
+      kept.forEach(a -> recheck(a, true, epoch));
     });
   }
 

@@ -72,8 +72,8 @@ class StructLayoutTest {
     long buf = Mem.alloc(64);
     DirBuffer out = new DirBuffer(buf, 64, false, CACHE);
     Attr file = new Attr(5, Attr.S_IFREG, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    assertEquals(true, out.add("a-name-of-twenty-bytes", 5, file, false, 3)); // 48 bytes
-    assertFalse(out.add("b", 6, file, false, 4)); // 32 more do not fit in 16
+    assertEquals(true, out.add("a-name-of-twenty-bytes", 5, file, false, 0, 3)); // 48 bytes
+    assertFalse(out.add("b", 6, file, false, 0, 4)); // 32 more do not fit in 16
     assertEquals(48, out.used());
   }
 
@@ -81,7 +81,8 @@ class StructLayoutTest {
       long next) {
     long buf = Mem.alloc(4096);
     DirBuffer out = new DirBuffer(buf, 4096, plus, CACHE);
-    out.add(name, ino, attr, withEntry, next);
+    out.add(name, ino, attr, withEntry,
+        attr.isRegular() ? 0 : CACHE.dirAttrSeconds(), next);
     return Mem.bytes(buf, out.used());
   }
 

@@ -196,6 +196,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private final AtomicLong recallsServed = new AtomicLong();
   private final RecallCounts recallsByInode = new RecallCounts();
   private volatile RecallHandler recallHandler;
+  /** Told of another session's exclusive key without a clean declaration ({@link #watchExclusive}). */
+  private volatile java.util.function.LongConsumer exclusiveListener;
   private volatile Session session;
   private volatile Watch watch;
   private volatile boolean closed;
@@ -773,7 +775,11 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
         for (KeyValue kv : all.kvs()) {
           long[] il = inodeAndLease(kv.keyString());
           if (il != null) {
-            table.put(il[0], request(il[1], kv));
+            LockTable.Request r = request(il[1], kv);
+            table.put(il[0], r);
+            // what a writer did while no watch ran shows through the metadata watch; one
+            // writing now is told as its key would have been
+            tellExclusive(il[0], il[1], r);
           }
         }
       }
@@ -808,7 +814,9 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       if (e.type() == WatchEvent.Type.DELETE) {
         table.delete(inode, lease, e.kv().modRevision());
       } else {
-        table.put(inode, request(lease, e.kv()));
+        LockTable.Request r = request(lease, e.kv());
+        table.put(inode, r);
+        tellExclusive(inode, lease, r);
       }
       InodeState state = inodes.get(inode);
       if (state != null) {
@@ -838,6 +846,32 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     // revision here as a promise about the table.
     applied.accumulateAndGet(newest, Math::max);
     wakeAll();
+  }
+
+  /**
+   * Another session's exclusive key that does not declare its holder clean: a writer that may
+   * buffer changes. Told before {@link #applied} shows the event (so before attributesFrom
+   * answers from it).
+   */
+  private void tellExclusive(long inode, long lease, LockTable.Request r) {
+    java.util.function.LongConsumer listener = exclusiveListener;
+    Session s = session;
+    if (listener == null || r.mode() != LockMode.EXCLUSIVE || r.clean()
+        || (s != null && s.lease == lease)) {
+      return;
+    }
+    try {
+      listener.accept(inode);
+    } catch (RuntimeException e) {
+      LOG.log(Level.ERROR, "exclusive-lock listener failed for inode "
+          + Long.toHexString(inode), e);
+    }
+  }
+
+  @Override
+  public boolean watchExclusive(java.util.function.LongConsumer listener) {
+    exclusiveListener = listener;
+    return true;
   }
 
   /**

@@ -1,0 +1,96 @@
+package io.etcfs.itests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The kernel keeps the attributes of a file nobody writes without its inode lock (the low-level
+ * front end, issue #13): a node stating a file another node wrote and gave back asks etcfs
+ * once, not at every stat; and when a writer comes, its lock request drops them on the other
+ * node, which then states the new size at once. The attribute timeout is a minute here, so that
+ * only the invalidation can explain a new size seen within seconds.
+ */
+@Timeout(300)
+class KernelAttributesIT {
+  @TempDir static Path tmp;
+  static LocalCluster cluster;
+  static Path n1;
+  static Path n2;
+
+  @BeforeAll
+  static void up() throws Exception {
+    cluster = LocalCluster.up(tmp, 2, "1G", Map.of("ETCFS_NODE_CONFIG",
+        "io.etcfs.fuse3.attrTimeoutSeconds=60,io.etcfs.fuse3.entryTimeoutSeconds=60"));
+    n1 = cluster.mount(1);
+    n2 = cluster.mount(2);
+  }
+
+  @AfterAll
+  static void down() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @Test
+  void attributesOfAFileNobodyWritesAreKeptAndDroppedWhenAWriterComes() throws Exception {
+    Path name = Path.of("kept");
+    Files.writeString(n1.resolve(name), "twelve bytes");
+    long ino = (Long) Files.getAttribute(n1.resolve(name), "unix:ino");
+    // node1's clean lock is given back a second after the close: nobody holds it then
+    Faults.await("node1 to give back its lock on " + ino, Duration.ofSeconds(30),
+        () -> !shell(n1, "locks --all --json").contains("{\"inode\": " + ino + ","));
+    assertEquals(12, Files.size(n2.resolve(name)));
+    long before = asked(n2);
+    for (int i = 0; i < 50; i++) {
+      assertEquals(12, Files.size(n2.resolve(name)));
+    }
+    long asked = asked(n2) - before;
+    assertTrue(asked <= 2, "50 stats on node2 asked etcfs " + asked + " times");
+    assertTrue(!shell(n2, "locks").contains(" " + ino + " "), "node2 took a lock to state it");
+
+    for (int round = 1; round <= 5; round++) {
+      long size = 12 + round;
+      Files.writeString(n1.resolve(name), "+", StandardOpenOption.APPEND);
+      long t0 = System.nanoTime();
+      Faults.await("node2 to state size " + size, Duration.ofSeconds(20),
+          () -> Files.size(n2.resolve(name)) == size);
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      System.out.printf("round %d: node2 stated node1's append after %.3f s%n", round, seconds);
+      assertTrue(seconds < 10, "the attributes were not dropped: " + seconds + " s");
+    }
+    assertEquals("twelve bytes+++++",
+        Files.readString(n2.resolve(name), StandardCharsets.UTF_8));
+  }
+
+  /** The getattr and lookup calls node {@code mount} has answered. */
+  private static long asked(Path mount) throws Exception {
+    String stats = shell(mount, "stats");
+    return calls(stats, "getattr") + calls(stats, "lookup");
+  }
+
+  private static long calls(String stats, String op) {
+    Matcher m = Pattern.compile("(?m)^" + op + " +([\\d,]+) ").matcher(stats);
+    return m.find() ? Long.parseLong(m.group(1).replace(",", "")) : 0;
+  }
+
+  private static String shell(Path mount, String command) throws Exception {
+    Distribution.Result r = cluster.etcfs("shell", mount.toString(), "-c", command);
+    assertEquals(0, r.exit(), command + ": " + r);
+    return r.out();
+  }
+}
