@@ -25,6 +25,13 @@ import java.util.List;
 final class DirReader {
   /** The most entries a directory's cached listing holds; larger ones are read in pages. */
   static final int LISTING_LIMIT = 1000;
+  /** The most subdirectories of a page whose listings are read ahead, in one transaction. */
+  static final int AHEAD_DIRS = 24;
+  /**
+   * The most entries a listing read ahead may have (a larger directory is read when listed):
+   * bounds the transaction's answer to well under etcd's and gRPC's message limits.
+   */
+  static final int AHEAD_ENTRIES = 200;
 
   /** A directory's entries in key order, or {@code null} entries if it has too many. */
   private record Listing(List<DirEntry> entries) {}
@@ -46,7 +53,9 @@ final class DirReader {
     Listing l = ctx.cache.isLive()
         ? ctx.cache.group(MetaCache.listingSlot(dir), () -> load(dir)) : null;
     if (l != null && l.entries() != null) {
-      return page(l.entries(), cookie, max);
+      DirPage p = page(l.entries(), cookie, max);
+      readAhead(p.entries());
+      return p;
     }
     byte[] from = cookie == 0 ? ctx.keys.direntPrefix(dir) : ctx.keys.direntFrom(dir, cookie + 1);
     RangeResult r = ctx.store.range(from, lookups.direntEnd(dir), max + 1);
@@ -74,18 +83,82 @@ final class DirReader {
         : null;
   }
 
-  /** The whole directory in one read, unless it has more than {@link #LISTING_LIMIT} entries. */
-  private Listing load(long dir) throws FsException {
-    byte[] from = ctx.keys.direntPrefix(dir);
-    RangeResult r = ctx.store.range(from, lookups.direntEnd(dir), LISTING_LIMIT + 1);
-    if (r.more() || r.kvs().size() > LISTING_LIMIT) {
-      return new Listing(null);
+  /**
+   * Caches the listings of the subdirectories in {@code entries} that are not cached, up to
+   * {@link #AHEAD_DIRS}, read in one read-only transaction (all at one revision): a walk of a
+   * tree ({@code find}, {@code git status}, {@code du}, {@code rm -rf}) lists them next, and each
+   * cost a round trip of its own. Each is kept as {@link #load} keeps one, unless its slot was
+   * dropped since before the read (an event under it: it is read again when listed), and its
+   * names are the metadata cache's too, complete (a look-up of a name it lacks, such as git's of
+   * every directory's .gitignore, needs no read). A hint: a failure reads nothing ahead.
+   */
+  private void readAhead(List<DirEntry> entries) {
+    if (!ctx.cache.isLive()) {
+      return;
     }
+    List<Long> dirs = new ArrayList<>();
+    for (DirEntry e : entries) {
+      if (e.type() == io.etcfs.spi.vfs.Attr.S_IFDIR
+          && ctx.cache.peekGroup(MetaCache.listingSlot(e.ino())) == null) {
+        dirs.add(e.ino());
+        if (dirs.size() == AHEAD_DIRS) {
+          break;
+        }
+      }
+    }
+    if (dirs.isEmpty()) {
+      return;
+    }
+    long[] epochs = new long[dirs.size()];
+    long token = ctx.cache.scopeToken();
+    io.etcfs.spi.meta.Txn read = new io.etcfs.spi.meta.Txn();
+    for (int i = 0; i < dirs.size(); i++) {
+      long d = dirs.get(i);
+      epochs[i] = ctx.cache.groupEpoch(MetaCache.listingSlot(d));
+      read.then(new io.etcfs.spi.meta.Op.Range(ctx.keys.direntPrefix(d), lookups.direntEnd(d),
+          AHEAD_ENTRIES + 1));
+    }
+    io.etcfs.spi.meta.TxnResult r;
+    try {
+      r = ctx.store.commit(read);
+    } catch (io.etcfs.spi.meta.MetaStoreException e) {
+      return;
+    }
+    for (int i = 0; i < dirs.size(); i++) {
+      RangeResult one = r.ranges().get(i);
+      if (one.more() || one.kvs().size() > AHEAD_ENTRIES) {
+        continue;
+      }
+      try {
+        ctx.cache.primeGroup(MetaCache.listingSlot(dirs.get(i)), listing(dirs.get(i), one),
+            epochs[i]);
+        ctx.cache.completeScope(ctx.keys.direntPrefix(dirs.get(i)), one, token);
+      } catch (FsException e) {
+        // an entry that does not decode: the directory is read when listed, and says so then
+      }
+    }
+  }
+
+  private Listing listing(long dir, RangeResult r) throws FsException {
     List<DirEntry> entries = new ArrayList<>(r.kvs().size());
     for (KeyValue kv : r.kvs()) {
       entries.add(entry(dir, kv));
     }
     return new Listing(List.copyOf(entries));
+  }
+
+  /** The whole directory in one read, unless it has more than {@link #LISTING_LIMIT} entries. */
+  private Listing load(long dir) throws FsException {
+    byte[] from = ctx.keys.direntPrefix(dir);
+    long token = ctx.cache.scopeToken();
+    RangeResult r = ctx.store.range(from, lookups.direntEnd(dir), LISTING_LIMIT + 1);
+    if (r.more() || r.kvs().size() > LISTING_LIMIT) {
+      return new Listing(null);
+    }
+    Listing l = listing(dir, r);
+    // the same keys a miss in the directory would read: its look-ups need no read now
+    ctx.cache.completeScope(from, r, token);
+    return l;
   }
 
   /**

@@ -289,6 +289,41 @@ class TwoNodesTest {
     assertEquals(1, a.lockService.requests() - before, "one request for the 20 files");
   }
 
+  /**
+   * Listing a directory reads the listings of its subdirectories ahead, in one transaction: a
+   * walk of a tree another node wrote costs a round trip per directory with subdirectories, not
+   * one per directory. What is read ahead is dropped like any listing when another node changes
+   * the directory.
+   */
+  @Test
+  void listingADirectoryReadsItsSubdirectoriesListingsAhead() throws Throwable {
+    var top = a.fs.mkdir(Vfs.ROOT, "top", 0755, ROOT);
+    int subs = 10;
+    long[] dirs = new long[subs];
+    for (int i = 0; i < subs; i++) {
+      dirs[i] = a.fs.mkdir(top.ino(), "d" + i, 0755, ROOT).ino();
+      for (int j = 0; j < 3; j++) {
+        a.fs.mknod(dirs[i], "f" + j, 0644, 0, ROOT);
+      }
+    }
+    eventually(() -> assertEquals(3, countEntries(b.fs, dirs[subs - 1])));
+    long before = b.fs.stats().storeRanges();
+    assertEquals(subs, countEntries(b.fs, top.ino()));
+    for (int i = 0; i < subs - 1; i++) { // the last one is cached already
+      assertEquals(3, countEntries(b.fs, dirs[i]));
+    }
+    assertEquals(2, b.fs.stats().storeRanges() - before,
+        "the top directory's listing, and its subdirectories' in one transaction");
+    // their names are known complete: a name none of them has is absent without a read
+    long reads = b.fs.stats().storeRanges() + b.fs.stats().storeGets();
+    FsException absent = assertThrows(FsException.class,
+        () -> b.fs.lookup(dirs[2], ".gitignore", ROOT));
+    assertEquals(Errno.ENOENT, absent.errno());
+    assertEquals(reads, b.fs.stats().storeRanges() + b.fs.stats().storeGets());
+    a.fs.mknod(dirs[4], "late", 0644, 0, ROOT);
+    eventually(() -> assertEquals(4, countEntries(b.fs, dirs[4])));
+  }
+
   private static String read(FsFixture.Node n, long ino) throws FsException {
     OpenFile r = n.fs.open(ino, 0, ROOT);
     try {

@@ -181,6 +181,37 @@ public final class MetaCache implements KvSource {
     return true;
   }
 
+  /** What {@link #completeScope} needs read before the whole scope is: the count of drops. */
+  public long scopeToken() {
+    synchronized (scopes) {
+      return drops;
+    }
+  }
+
+  /**
+   * A whole scope someone else read ({@code r}: every key under {@code scope}, as a directory
+   * listing reads them), stored and marked complete as {@link #fillScope} would — if no drop
+   * raced it since {@code token} was taken before the read, and the watch has applied the read's
+   * revision already (no wait: this only saves the read a miss under the scope would make).
+   */
+  public void completeScope(byte[] scope, RangeResult r, long token) {
+    if (r.more() || r.kvs().size() > SCOPE_LIMIT || !live || watchRevision < r.revision()) {
+      return;
+    }
+    String name = str(scope);
+    long asOf = r.revision();
+    synchronized (scopes) {
+      if (drops != token || !live) {
+        return;
+      }
+      for (KeyValue kv : r.kvs()) {
+        keys.compute(kv.keyString(), (kk, old) -> old == null || old.asOf < asOf
+            ? new Entry(Optional.of(kv), asOf) : old);
+      }
+      complete.add(name);
+    }
+  }
+
   @Override
   public RangeResult range(byte[] from, byte[] to, int limit) {
     return store.range(from, to, limit);
