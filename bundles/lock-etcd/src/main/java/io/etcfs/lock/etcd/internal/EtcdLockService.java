@@ -831,7 +831,10 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
         continue;
       }
       if (lease == h.lock.sessionId()) {
-        if (e.type() == WatchEvent.Type.DELETE && held.remove(inode, h)) {
+        // A delete older than the lock's own key is of an earlier key of this session (one a
+        // new request replaced: see queueAndWait), not of this lock's: the key came after it.
+        if (e.type() == WatchEvent.Type.DELETE && e.kv().modRevision() > h.lock.fencingToken()
+            && held.remove(inode, h)) {
           LOG.log(Level.WARNING, "lock on inode {0} vanished (its session lease ended)",
               Long.toHexString(inode));
         }

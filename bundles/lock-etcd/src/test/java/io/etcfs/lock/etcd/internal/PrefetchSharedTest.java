@@ -134,6 +134,30 @@ class PrefetchSharedTest {
     assertTrue(seconds < 1.5, "granted after " + seconds + " s");
   }
 
+  /**
+   * A request that finds a key of its own session left in etcd (a release or give-back whose
+   * delete has not applied yet) deletes it and queues anew; the watch then shows that delete
+   * after the new grant, and it must not be taken for the new lock's key vanishing (the node
+   * then forgot a lock it held, and another node waited for it until its own timeout: seen in
+   * CoherenceIT, "lock on inode 3f1 vanished" and a 30 s EIO elsewhere).
+   */
+  @Test
+  void anOldKeyReplacedByANewRequestDoesNotTakeTheNewLockWithIt() throws Exception {
+    EtcdLockService a = node("a");
+    EtcdLockService b = node("b");
+    long lease = a.session().id();
+    store.commit(new Txn().then(Op.put(Keys.of(LOCKS + hex(0x60) + "/" + hex(lease)),
+        Keys.of("X a"), lease)));
+    HeldLock lock = a.acquire(0x60, LockMode.EXCLUSIVE, Duration.ofSeconds(5));
+    long now = store.commit(new Txn()).revision();
+    assertTrue(a.awaitView(now, 5000), "a's watch never caught up");
+    assertEquals(List.of(lock), a.heldLocks(), "a forgot the lock it holds");
+    // and it is still a lock that others wait for and recall
+    HeldLock theirs = b.acquire(0x60, LockMode.SHARED, Duration.ofSeconds(10));
+    assertTrue(theirs.fencingToken() > lock.fencingToken());
+    assertEquals(List.of(0x60L), recalled);
+  }
+
   private List<String> keys(long inode) {
     return store.prefix(Keys.of(LOCKS + hex(inode) + "/"), 0).kvs().stream()
         .map(kv -> kv.valueString()).toList();
