@@ -197,7 +197,7 @@ final class InodeLocks implements RecallHandler {
   /**
    * Before the shared lock of a file this node does not hold is asked for: asks for it together
    * with those of the files a reader is likely to open next ({@link ReadAhead}), in one round
-   * trip (SPI lock 2.4), and reads their extent maps in one more. What is granted is registered
+   * trip (SPI lock 2.4), and reads their extent maps at the same time. What is granted is registered
    * as {@link #adopt} registers a created lock, once the cache has reached the grant (the
    * revision every earlier exclusive holder's commits precede); the caller's own acquire then
    * finds its lock held. Nothing of this is needed for correctness: a failure is logged and the
@@ -216,6 +216,40 @@ final class InodeLocks implements RecallHandler {
     if (inos.size() < 2) {
       return; // the file alone: its acquire costs the one round trip this would
     }
+    // The extent maps in the same moment, not after: a map read before the grant is safe, as
+    // every snapshot is checked on use against the inode the cache holds (which a new holder's
+    // cache has brought up to the grant), and a stale one is read again then.
+    List<Long> candidates = inos;
+    java.util.concurrent.Future<?> maps = READ_AHEAD.submit(() -> {
+      try {
+        extents.prime(candidates);
+      } catch (FsException | RuntimeException e) {
+        LOG.log(Level.FINE, "inode " + ino + ": extent maps not read ahead: " + e);
+      }
+    });
+    try {
+      prefetchLocks(s, ino, inos);
+    } finally {
+      try {
+        maps.get(CATCH_UP_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        LOG.log(Level.FINE, "inode " + ino + ": extent maps not read ahead in time: " + e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Threads that read extent maps ahead while the shared locks are asked for. */
+  private static final java.util.concurrent.ExecutorService READ_AHEAD =
+      java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "etcfs-read-ahead");
+        t.setDaemon(true);
+        return t;
+      });
+
+  /** The shared locks of {@link #prefetch}: asked for, and registered as they are granted. */
+  private void prefetchLocks(LockService s, long ino, List<Long> inos) {
     List<HeldLock> got;
     try {
       got = s.prefetchShared(inos);
@@ -233,7 +267,6 @@ final class InodeLocks implements RecallHandler {
         ctx.cache.invalidateGroup(io.etcfs.core.fs.cache.MetaCache.extentsSlot(lock.inode()));
       }
     }
-    List<Long> adopted = new java.util.ArrayList<>();
     for (HeldLock lock : got) {
       if (s != attached || current.putIfAbsent(lock.inode(), lock) != null) {
         continue; // another backend meanwhile; or one held already: the backend keeps its own
@@ -241,16 +274,9 @@ final class InodeLocks implements RecallHandler {
       // recalled before it was registered here: letGo recorded it, as for adopt
       if (lock.equals(lastGone.get(lock.inode()))) {
         current.remove(lock.inode(), lock);
-        continue;
       }
-      adopted.add(lock.inode());
     }
     watch(s);
-    try {
-      extents.prime(adopted);
-    } catch (FsException | RuntimeException e) {
-      LOG.log(Level.FINE, "inode " + ino + ": extent maps not read ahead: " + e);
-    }
   }
 
   /** The create that carried {@code grant} has an unknown outcome: drop what it may have put. */
