@@ -59,10 +59,7 @@ final class DirReader {
     }
     byte[] from = cookie == 0 ? ctx.keys.direntPrefix(dir) : ctx.keys.direntFrom(dir, cookie + 1);
     RangeResult r = ctx.store.range(from, lookups.direntEnd(dir), max + 1);
-    List<DirEntry> entries = new ArrayList<>();
-    for (KeyValue kv : r.kvs()) {
-      entries.add(entry(dir, kv));
-    }
+    List<DirEntry> entries = entries(dir, r);
     if (entries.size() <= max) {
       return new DirPage(entries, false);
     }
@@ -140,11 +137,16 @@ final class DirReader {
   }
 
   private Listing listing(long dir, RangeResult r) throws FsException {
+    return new Listing(List.copyOf(entries(dir, r)));
+  }
+
+  /** The entries a range read of {@code dir}'s keys found, in key order. */
+  private List<DirEntry> entries(long dir, RangeResult r) throws FsException {
     List<DirEntry> entries = new ArrayList<>(r.kvs().size());
     for (KeyValue kv : r.kvs()) {
       entries.add(entry(dir, kv));
     }
-    return new Listing(List.copyOf(entries));
+    return entries;
   }
 
   /** The whole directory in one read, unless it has more than {@link #LISTING_LIMIT} entries. */
@@ -201,13 +203,8 @@ final class DirReader {
 
   /** Every entry of one hash (more than a page share it: astronomically unlikely, but exact). */
   private List<DirEntry> wholeGroup(long dir, long hash) throws FsException {
-    RangeResult r = ctx.store.range(ctx.keys.direntFrom(dir, hash),
-        ctx.keys.direntFrom(dir, hash + 1), 0);
-    List<DirEntry> out = new ArrayList<>();
-    for (KeyValue kv : r.kvs()) {
-      out.add(entry(dir, kv));
-    }
-    return out;
+    return entries(dir, ctx.store.range(ctx.keys.direntFrom(dir, hash),
+        ctx.keys.direntFrom(dir, hash + 1), 0));
   }
 
   private DirEntry entry(long dir, KeyValue kv) throws FsException {

@@ -127,9 +127,7 @@ final class InodeLocks implements RecallHandler {
       break;
     }
     if (before != lock && !ctx.cache.awaitRevision(lock.grantRevision(), CATCH_UP_MS)) {
-      // The cache cannot say it is that new: forget this inode so it is read afresh.
-      ctx.cache.invalidate(ctx.keys.inode(ino));
-      ctx.cache.invalidateGroup(io.etcfs.core.fs.cache.MetaCache.extentsSlot(ino));
+      forgetCached(ino); // the cache cannot say it is that new
     }
     watch(s);
     return lock;
@@ -262,10 +260,7 @@ final class InodeLocks implements RecallHandler {
     }
     long newest = got.stream().mapToLong(HeldLock::grantRevision).max().orElse(0);
     if (!ctx.cache.awaitRevision(newest, CATCH_UP_MS)) {
-      for (HeldLock lock : got) { // read afresh what the cache cannot say it has
-        ctx.cache.invalidate(ctx.keys.inode(lock.inode()));
-        ctx.cache.invalidateGroup(io.etcfs.core.fs.cache.MetaCache.extentsSlot(lock.inode()));
-      }
+      got.forEach(lock -> forgetCached(lock.inode())); // the cache cannot say it has them
     }
     for (HeldLock lock : got) {
       if (s != attached || current.putIfAbsent(lock.inode(), lock) != null) {
@@ -277,6 +272,12 @@ final class InodeLocks implements RecallHandler {
       }
     }
     watch(s);
+  }
+
+  /** Forgets {@code ino}'s record and extent map here, so that they are read afresh. */
+  private void forgetCached(long ino) {
+    ctx.cache.invalidate(ctx.keys.inode(ino));
+    ctx.cache.invalidateGroup(io.etcfs.core.fs.cache.MetaCache.extentsSlot(ino));
   }
 
   /** The create that carried {@code grant} has an unknown outcome: drop what it may have put. */

@@ -241,16 +241,7 @@ class TwoNodesTest {
   void readingTheFilesOfAListedDirectoryTakesTheirLocksTogether() throws Throwable {
     var d = a.fs.mkdir(Vfs.ROOT, "many", 0755, ROOT);
     int files = 20;
-    long[] inos = new long[files];
-    for (int i = 0; i < files; i++) {
-      OpenFile w = a.fs.create(d.ino(), "f" + i, 0644, 2, ROOT);
-      w.write(ByteBuffer.wrap(("file " + i).getBytes()), 0);
-      w.release();
-      inos[i] = w.ino();
-      if (i != 7) { // f7's lock stays with its writer
-        a.fs.setxattr(w.ino(), EtcFs.PUBLISH, new byte[0], 0, ROOT);
-      }
-    }
+    long[] inos = writtenAndPublished(d.ino(), files, 7); // f7's lock stays with its writer
     eventually(() -> assertEquals(files, countEntries(b.fs, d.ino())));
     int before = b.lockService.requests();
     for (int i = 0; i < files; i++) {
@@ -274,14 +265,7 @@ class TwoNodesTest {
   void locksLetGoTogetherAreTakenBackTogether() throws Throwable {
     var d = a.fs.mkdir(Vfs.ROOT, "written", 0755, ROOT);
     int files = 20;
-    long[] inos = new long[files];
-    for (int i = 0; i < files; i++) {
-      OpenFile w = a.fs.create(d.ino(), "f" + i, 0644, 2, ROOT);
-      w.write(ByteBuffer.wrap(("file " + i).getBytes()), 0);
-      w.release();
-      inos[i] = w.ino();
-      a.fs.setxattr(w.ino(), EtcFs.PUBLISH, new byte[0], 0, ROOT);
-    }
+    long[] inos = writtenAndPublished(d.ino(), files, -1);
     int before = a.lockService.requests();
     for (int i = 0; i < files; i++) {
       assertEquals("file " + i, read(a, inos[i]));
@@ -322,6 +306,24 @@ class TwoNodesTest {
     assertEquals(reads, b.fs.stats().storeRanges() + b.fs.stats().storeGets());
     a.fs.mknod(dirs[4], "late", 0644, 0, ROOT);
     eventually(() -> assertEquals(4, countEntries(b.fs, dirs[4])));
+  }
+
+  /**
+   * Files f0… in {@code dir}, each written "file i" on node a and its lock given back at once
+   * (published), except the one numbered {@code kept}; their inode numbers.
+   */
+  private long[] writtenAndPublished(long dir, int files, int kept) throws FsException {
+    long[] inos = new long[files];
+    for (int i = 0; i < files; i++) {
+      OpenFile w = a.fs.create(dir, "f" + i, 0644, 2, ROOT);
+      w.write(ByteBuffer.wrap(("file " + i).getBytes()), 0);
+      w.release();
+      inos[i] = w.ino();
+      if (i != kept) {
+        a.fs.setxattr(w.ino(), EtcFs.PUBLISH, new byte[0], 0, ROOT);
+      }
+    }
+    return inos;
   }
 
   private static String read(FsFixture.Node n, long ino) throws FsException {

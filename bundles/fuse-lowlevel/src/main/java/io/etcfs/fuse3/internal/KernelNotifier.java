@@ -83,14 +83,7 @@ final class KernelNotifier implements KernelCache {
 
   /** Drops the kernel's attributes of {@code ino}; never waits for a page. */
   void attributes(long ino) {
-    open.readLock().lock();
-    try {
-      if (session != 0) {
-        report("inode " + ino, lib.fuse_lowlevel_notify_inval_inode(session, ino, -1, 0));
-      }
-    } finally {
-      open.readLock().unlock();
-    }
+    report("inode " + ino, invalidate(ino));
   }
 
   /**

@@ -1044,17 +1044,39 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   }
 
   private void deliver(Held h, LockMode wanted) {
+    if (!claim(h, false)) {
+      return;
+    }
+    try {
+      handOver(h, wanted);
+    } finally {
+      release(h.lock);
+    }
+  }
+
+  /**
+   * Marks {@code h} releasing if it is still to be let go: held, not being released already, and
+   * — for a give-back ({@code idle}: only while no real recall took it over) — still idle; a
+   * give-back queued for a lock used again meanwhile is called off.
+   */
+  private boolean claim(Held h, boolean idleBatch) {
     synchronized (h) {
-      if (held.get(h.lock.inode()) != h || h.releasing) {
-        return; // released or being released: a recall for it is nothing more to do
+      if (held.get(h.lock.inode()) != h || h.releasing || (idleBatch && !h.idleOnly)) {
+        return false; // released, being released, or recalled for real: on the recall path
       }
       if (h.idleOnly && !idle(h, System.nanoTime())) {
         h.idleOnly = false; // used again while its give-back was queued: keep it
         h.recalling = false;
-        return;
+        return false;
       }
       h.releasing = true;
+      h.batched = idleBatch;
+      return true;
     }
+  }
+
+  /** The recall handler's flush of a lock being let go, counted; its failure is only logged. */
+  private void handOver(Held h, LockMode wanted) {
     RecallHandler handler = recallHandler;
     try {
       if (handler != null) {
@@ -1066,7 +1088,6 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     } finally {
       recallsServed.incrementAndGet();
       recallsByInode.served(h.lock.inode());
-      release(h.lock);
     }
   }
 
@@ -1110,38 +1131,15 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private void deliverIdle(List<Held> batch) {
     List<Held> going = new ArrayList<>();
     for (Held h : batch) {
-      synchronized (h) {
-        if (held.get(h.lock.inode()) != h || h.releasing || !h.idleOnly) {
-          continue; // released, or recalled for real meanwhile: on the recall path
-        }
-        if (!idle(h, System.nanoTime())) {
-          h.idleOnly = false; // used again while its give-back was queued: keep it
-          h.recalling = false;
-          continue;
-        }
-        h.releasing = true;
-        h.batched = true;
+      if (claim(h, true)) {
+        going.add(h);
       }
-      going.add(h);
     }
     if (going.isEmpty()) {
       return;
     }
-    RecallHandler handler = recallHandler;
     try {
-      for (Held h : going) {
-        try {
-          if (handler != null) {
-            handler.recall(h.lock, LockMode.EXCLUSIVE);
-          }
-        } catch (RuntimeException e) {
-          LOG.log(Level.ERROR, "recall handler failed for inode "
-              + Long.toHexString(h.lock.inode()) + "; releasing the lock anyway", e);
-        } finally {
-          recallsServed.incrementAndGet();
-          recallsByInode.served(h.lock.inode());
-        }
-      }
+      going.forEach(h -> handOver(h, LockMode.EXCLUSIVE));
     } finally {
       giveBack(going);
     }
