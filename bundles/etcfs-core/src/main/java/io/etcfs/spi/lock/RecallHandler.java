@@ -10,8 +10,8 @@ import org.osgi.annotation.versioning.ConsumerType;
  * that fails cannot keep a lock for good.
  *
  * <p>A service may also turn an exclusive lock whose holder committed everything (declared clean
- * at a close) into a shared one in place, keeping its fencing token (since 2.6): when it has not
- * been used for writing for a while, or when another node asks only to read. The holder keeps
+ * at a close) into a shared one in place, keeping its fencing token (since 2.6), when it has not
+ * been used for a while. The holder keeps
  * what it cached (nothing of the file can change without a recall of the shared lock), and other
  * nodes read without recalling anything. {@link #downgrading} asks first; {@link #downgraded}
  * tells the outcome.

@@ -1079,23 +1079,14 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   }
 
   /**
-   * A recall. A reader's request for a lock held exclusively and clean is answered by making it
-   * shared in place (the reader is granted at once and this node keeps its caches), if the core
-   * agrees; anything else, or a change that does not apply, gives the lock back.
+   * A recall: the lock is handed over, whatever the mode wanted. (Answering a reader's recall of
+   * a clean exclusive lock by making it shared, as an idle one is, was tried on 2026-12-02 and
+   * made CoherenceIT fail 3 runs in 5 — a read of zeros on the other node, a time set there
+   * lost — for a cause not found yet; it is not done.)
    */
   private void deliver(Held h, LockMode wanted) {
     if (!claim(h, false)) {
       return;
-    }
-    if (wanted == LockMode.SHARED && claimDemote(h)) {
-      if (downgrading(h) && downgrade(List.of(h)).isEmpty()) {
-        recallsServed.incrementAndGet(); // served without a hand-over, but served
-        recallsByInode.served(h.lock.inode());
-        return;
-      }
-      synchronized (h) {
-        h.demoting = false;
-      }
     }
     try {
       handOver(h, wanted);
