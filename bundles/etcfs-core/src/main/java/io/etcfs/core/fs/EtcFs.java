@@ -120,6 +120,11 @@ public final class EtcFs implements Vfs, AutoCloseable {
     return ctx.stats;
   }
 
+  /** Whether this node's metadata cache has applied {@code revision}, waiting up to the timeout. */
+  boolean cacheReached(long revision, long timeoutMs) {
+    return ctx.cache.awaitRevision(revision, timeoutMs);
+  }
+
   /** Key look-ups answered by the metadata cache and those that went to etcd. */
   public long[] cacheHitsAndMisses() {
     return new long[] {ctx.cache.hits(), ctx.cache.misses()};
