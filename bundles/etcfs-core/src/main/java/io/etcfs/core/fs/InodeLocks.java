@@ -441,37 +441,6 @@ final class InodeLocks implements RecallHandler {
   }
 
   /**
-   * The backend is about to make this node's clean exclusive lock shared in place (SPI lock 2.6):
-   * agreed once the calls in progress on the file are done (its local lock) if nothing of it is
-   * buffered — then the pages and attributes the kernel holds stay, as nobody can change the file
-   * without recalling the shared lock. Writes meanwhile find {@link #dirty} refused and ask for
-   * the lock again (an upgrade: a new grant).
-   */
-  @Override
-  public boolean downgrading(HeldLock lock) {
-    long ino = lock.inode();
-    FileData f = open.get(ino);
-    if (f == null) {
-      return current.get(ino) == lock;
-    }
-    f.lock.lock();
-    try {
-      return current.get(ino) == lock && f.dirty.isEmpty() && f.pendingAttrs == null;
-    } finally {
-      f.lock.unlock();
-    }
-  }
-
-  /** The shared lock {@code to} replaces {@code from}, unless a newer grant did meanwhile. */
-  @Override
-  public void downgraded(HeldLock from, HeldLock to) {
-    if (to != from) {
-      ctx.stats.downgrades.increment();
-      current.replace(from.inode(), from, to);
-    }
-  }
-
-  /**
    * How long one backend wait may last. For a lock this node holds in a sufficient mode the
    * backend answers at once — unless the lock is being recalled, when it waits for the
    * hand-over; that wait is cut into short slices, so that a read or write the hand-over's

@@ -28,12 +28,8 @@ final class LockTable {
     byInode.clear();
   }
 
-  /** A request's key put; an exclusive one rewritten shared (a downgrade) went exclusive. */
   synchronized void put(long inode, Request r) {
-    Request before = byInode.computeIfAbsent(inode, i -> new HashMap<>()).put(r.lease(), r);
-    if (before != null && before.mode() == LockMode.EXCLUSIVE && r.mode() == LockMode.SHARED) {
-      exclusiveGone.put(inode, r.modRevision());
-    }
+    byInode.computeIfAbsent(inode, i -> new HashMap<>()).put(r.lease(), r);
   }
 
   /** A request's key deleted at {@code revision}. */
