@@ -70,7 +70,9 @@ public interface LockService {
    *     not declared everything committed ({@link #cleanOps}); otherwise the revision a metadata
    *     cache must have reached to show what an exclusive holder elsewhere committed (a clean
    *     holder's declaration, or the last exclusive holder's release: a change under the
-   *     filesystem's prefix, which a cache watching it is sure to reach), or 0
+   *     filesystem's prefix, which a cache watching it is sure to reach; where the backend no
+   *     longer knows that release, a revision it knows to be later, such as that of the read it
+   *     rebuilt its view from), or 0
    */
   long attributesFrom(long inode);
 

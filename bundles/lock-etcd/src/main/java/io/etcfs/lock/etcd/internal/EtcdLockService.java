@@ -771,7 +771,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       // the cluster; idle locks are given back), so the read is small.
       RangeResult all = store.prefix(p, 0);
       synchronized (table) {
-        table.clear();
+        table.rebuild(all.revision());
         for (KeyValue kv : all.kvs()) {
           long[] il = inodeAndLease(kv.keyString());
           if (il != null) {
@@ -952,29 +952,30 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
             queue.put(inode, request(il[1], kv));
           }
         }
-        LockTable.Request holder = queue.exclusiveHolder(inode);
-        // No exclusive holder now: one came and went after the release, at a revision this
+        // No exclusive request now: one came and went after the release, at a revision this
         // node does not know yet; the shared lock gives the caller an order to go by.
-        return holder == null ? UNCOMMITTED_ELSEWHERE : answer(holder, 0);
+        long from = answer(queue, inode, 0);
+        return from == 0 ? UNCOMMITTED_ELSEWHERE : from;
       } catch (MetaStoreException e) {
         // etcd unreachable: the table is the best there is (a writer cannot commit either).
         LOG.log(Level.DEBUG, "lock queue of {0} not readable: {1}", inode, e.getMessage());
       }
     }
-    return answer(table.exclusiveHolder(inode), table.exclusiveGoneAt(inode));
+    return answer(table, inode, table.exclusiveGoneAt(inode));
   }
 
   /**
-   * @param goneAt when no other session holds the lock exclusively: the revision of the last
-   *     exclusive holder's release, which the caller's cache must have reached (its commits
-   *     came before), or 0
+   * @param goneAt when no other session holds or asks for the lock exclusively: the revision of
+   *     the last exclusive holder's release, which the caller's cache must have reached (its
+   *     commits came before), or 0
    */
-  private long answer(LockTable.Request holder, long goneAt) {
+  private long answer(LockTable queue, long inode, long goneAt) {
     Session s = session;
-    if (holder == null || (s != null && holder.lease() == s.id())) {
+    LockTable.Request writer = queue.writerElsewhere(inode, s == null ? 0 : s.id());
+    if (writer == null) {
       return goneAt;
     }
-    return holder.clean() ? holder.modRevision() : UNCOMMITTED_ELSEWHERE;
+    return writer.clean() ? writer.modRevision() : UNCOMMITTED_ELSEWHERE;
   }
 
   /**

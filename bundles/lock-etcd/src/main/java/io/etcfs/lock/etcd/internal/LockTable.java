@@ -23,9 +23,17 @@ final class LockTable {
    * inodes): what that holder committed precedes it, so a cache that has reached it shows it.
    */
   private final Recent exclusiveGone = new Recent(4096);
+  /**
+   * A revision no exclusive request this table does not remember went after: the full read the
+   * table was last rebuilt from. A holder that went before that read, while no watch ran, left
+   * no event here, and its commits precede the read.
+   */
+  private long rebuiltAt;
 
-  synchronized void clear() {
+  /** Starts over from a full read of every lock key at {@code revision} (put them next). */
+  synchronized void rebuild(long revision) {
     byInode.clear();
+    rebuiltAt = Math.max(rebuiltAt, revision);
   }
 
   synchronized void put(long inode, Request r) {
@@ -44,9 +52,15 @@ final class LockTable {
     }
   }
 
-  /** The revision at which {@code inode}'s last exclusive request went, or 0 if not known. */
+  /**
+   * A revision at or after the one at which {@code inode}'s last exclusive request went: its own
+   * if remembered; else the newest one forgotten (more than 4096 inodes released since) or the
+   * table's last rebuild, whichever is newer — a bound that is old, so a cache is past it
+   * already, but never 0 once the table was read, for a holder that went unseen.
+   */
   synchronized long exclusiveGoneAt(long inode) {
-    return exclusiveGone.get(inode, 0);
+    long own = exclusiveGone.get(inode, 0);
+    return own > 0 ? own : Math.max(rebuiltAt, exclusiveGone.forgotten());
   }
 
   /** The exclusive holder of {@code inode} (first in line and exclusive), or null if none. */
@@ -55,13 +69,47 @@ final class LockTable {
     if (queue == null) {
       return null;
     }
+    Request first = first(queue);
+    return first != null && first.mode() == LockMode.EXCLUSIVE ? first : null;
+  }
+
+  /**
+   * What another session's requests on {@code inode} say of its attributes. Null: no session
+   * but {@code own} has an exclusive request. The clean holder: the only such request is the
+   * holder, which declared everything committed. Otherwise the first exclusive request of
+   * another session that is not a clean holder — one that may have buffered changes, or, still
+   * waiting, may be granted and its write() return at any moment: the requests ahead of it go
+   * in deletes that another node's watch can show before this one's (a stat here must not
+   * answer from a cache that shows neither its grant nor those deletes).
+   */
+  synchronized Request writerElsewhere(long inode, long own) {
+    Map<Long, Request> queue = byInode.get(inode);
+    if (queue == null) {
+      return null;
+    }
+    Request first = first(queue);
+    Request found = null;
+    for (Request r : queue.values()) {
+      if (r.mode() != LockMode.EXCLUSIVE || r.lease() == own) {
+        continue;
+      }
+      if (r != first || !r.clean()) {
+        return r;
+      }
+      found = r;
+    }
+    return found;
+  }
+
+  /** The request first in create-revision order: the holder, or the first of the holders. */
+  private static Request first(Map<Long, Request> queue) {
     Request first = null;
     for (Request r : queue.values()) {
       if (first == null || r.createRevision() < first.createRevision()) {
         first = r;
       }
     }
-    return first != null && first.mode() == LockMode.EXCLUSIVE ? first : null;
+    return first;
   }
 
   /** Whether any request on {@code inode}, held or waiting, is exclusive. */

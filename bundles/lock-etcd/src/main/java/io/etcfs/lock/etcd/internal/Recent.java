@@ -11,6 +11,8 @@ import java.util.Map;
 final class Recent {
   private final int capacity;
   private final Map<Long, Long> values = new LinkedHashMap<>();
+  /** The largest number that went with the oldest inode when there were more. */
+  private long forgotten;
 
   Recent(int capacity) {
     this.capacity = capacity;
@@ -20,7 +22,8 @@ final class Recent {
     values.remove(inode);
     values.put(inode, value);
     if (values.size() > capacity) {
-      values.remove(values.keySet().iterator().next());
+      Long oldest = values.keySet().iterator().next();
+      forgotten = Math.max(forgotten, values.remove(oldest));
     }
   }
 
@@ -32,6 +35,11 @@ final class Recent {
   synchronized long get(long inode, long absent) {
     Long v = values.get(inode);
     return v == null ? absent : v;
+  }
+
+  /** The largest number forgotten so far (for a bound on what is no longer known), or 0. */
+  synchronized long forgotten() {
+    return forgotten;
   }
 
   synchronized void remove(long inode) {
