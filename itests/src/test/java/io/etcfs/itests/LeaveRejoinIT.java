@@ -4,6 +4,7 @@ import static io.etcfs.itests.Faults.RECORD;
 import static io.etcfs.itests.Faults.ms;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -74,8 +75,12 @@ class LeaveRejoinIT {
       long left = Probe.nowMicros();
       assertEquals(0, um.exit(), "umount node3: " + um);
       long readStart = System.nanoTime();
-      assertEquals("node3 before leave " + cycle, Files.readString(n1.resolve("left-" + cycle)));
+      String read = Files.readString(n1.resolve("left-" + cycle));
       double readMs = (System.nanoTime() - readStart) / 1e6;
+      if (!read.equals("node3 before leave " + cycle)) {
+        fail("node3's file read on node1 after its leave: '" + read + "'; "
+            + later(cluster, "left-" + cycle));
+      }
       ProbeProcess join = ProbeProcess.start("join-" + cycle, tmp, n3.resolve("join-" + cycle),
           3, RECORD, 0, 1, false, "--await-mount", n3.toString(), "--records", "1");
       probes.add(join);
@@ -112,6 +117,26 @@ class LeaveRejoinIT {
     }
     System.out.printf("LeaveRejoinIT: survivors' worst stall over three cycles %s%n", ms(worst));
     assertTrue(worst < 5_000_000, "a survivor stalled " + ms(worst) + " while node3 left/joined");
+  }
+
+  /**
+   * For a failed read: what node1 and node2 read of the file over the next 10 s, so a failure
+   * tells a stale view (the bytes show later) from a lost commit (they never do).
+   */
+  private static String later(LocalCluster cluster, String name) throws Exception {
+    long end = System.nanoTime() + 10_000_000_000L;
+    StringBuilder seen = new StringBuilder();
+    while (System.nanoTime() < end) {
+      String a = Files.readString(cluster.mount(1).resolve(name));
+      String b = Files.readString(cluster.mount(2).resolve(name));
+      seen.append(String.format(Locale.ROOT, "[%.1f s: node1 '%s', node2 '%s'] ",
+          10 - (end - System.nanoTime()) / 1e9, a, b));
+      if (!a.isEmpty() && !b.isEmpty()) {
+        break;
+      }
+      Thread.sleep(1000); // a diagnosis over time, not a wait for readiness
+    }
+    return "then " + seen;
   }
 
   private ProbeProcess start(String name, Path file, int id) throws Exception {

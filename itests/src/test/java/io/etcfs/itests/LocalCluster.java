@@ -76,6 +76,7 @@ final class LocalCluster implements AutoCloseable {
   @Override
   public void close() throws IOException {
     printWarnings();
+    keepLogs();
     try {
       Distribution.etcfs(runtime, T, "down", "--dir", dir.toString());
     } catch (Exception | AssertionError e) {
@@ -85,6 +86,31 @@ final class LocalCluster implements AutoCloseable {
       for (Path mp : mounts()) {
         unmountQuietly(mp);
       }
+    }
+  }
+
+  /**
+   * With {@code ETCFS_IT_KEEP_LOGS=DIR} set, the nodes' whole logs are copied under DIR (one
+   * directory per cluster), for a failure the warnings alone do not explain.
+   */
+  private void keepLogs() {
+    String keep = System.getenv("ETCFS_IT_KEEP_LOGS");
+    Path logs = dir.resolve("log");
+    if (keep == null || keep.isBlank() || !Files.isDirectory(logs)) {
+      return;
+    }
+    try {
+      Path to = Files.createDirectories(Path.of(keep))
+          .resolve("cluster-" + System.currentTimeMillis());
+      Files.createDirectories(to);
+      try (var files = Files.list(logs)) {
+        for (Path log : files.toList()) {
+          Files.copy(log, to.resolve(log.getFileName()));
+        }
+      }
+      System.err.println("node logs kept in " + to);
+    } catch (IOException e) {
+      System.err.println("cannot keep node logs: " + e);
     }
   }
 
