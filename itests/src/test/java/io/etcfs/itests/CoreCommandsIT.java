@@ -27,7 +27,7 @@ class CoreCommandsIT {
   @BeforeAll
   static void up() throws Exception {
     // The node keeps the lock of the file it wrote for the completion test below: a closed
-    // file's clean lock is given back after a second unused by default, less than a few shell
+    // file's clean lock is made shared after a second unused by default, less than a few shell
     // commands take on a loaded machine. (This also shows ETCFS_NODE_CONFIG reaching a node.)
     cluster = LocalCluster.up(tmp.resolve("c"), 1, "1G",
         java.util.Map.of("ETCFS_NODE_CONFIG", "io.etcfs.lock.etcd.cleanReleaseMillis=600000"));

@@ -63,7 +63,7 @@ class ShellCommandsIT {
     assertTrue(leases.out().matches("(?s)LEASE +ID +TTL_S .*\nmembership +[0-9a-f]+ +10 .* live\n.*"),
         leases.toString());
 
-    // Kept open: a lock declared clean at a close is given back once unused for a second.
+    // Kept open: a lock declared clean at a close is made shared once unused for a second.
     FileChannel written = FileChannel.open(cluster.mount(1).resolve("f"),
         StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
     written.write(ByteBuffer.wrap(new byte[1 << 20]));
@@ -138,7 +138,7 @@ class ShellCommandsIT {
     Path file = cluster.mount(1).resolve("dir").resolve("file");
     Files.createDirectory(file.getParent());
     // Written and kept open while the lock is looked at (a clean lock of a closed file is
-    // given back once unused for a second), under the name it was created with.
+    // made shared once unused for a second), under the name it was created with.
     FileChannel written = FileChannel.open(file, StandardOpenOption.CREATE_NEW,
         StandardOpenOption.WRITE);
     written.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
@@ -157,10 +157,12 @@ class ShellCommandsIT {
         all.toString());
     written.close();
 
-    // node2's read recalls node1's lock; node1 counts it against the inode, and shows it on
-    // its row once it holds that inode's lock again (its next read takes a shared lock).
-    assertArrayEquals(new byte[] {1, 2, 3},
-        Files.readAllBytes(cluster.mount(2).resolve("dir").resolve("file")));
+    // node2's append recalls node1's lock (a read alone may find it shared, and recall
+    // nothing); node1 counts it against the inode, and shows it on its row once it holds that
+    // inode's lock again (its next read takes a shared lock).
+    Path there = cluster.mount(2).resolve("dir").resolve("file");
+    assertArrayEquals(new byte[] {1, 2, 3}, Files.readAllBytes(there));
+    Files.write(there, new byte[] {4}, StandardOpenOption.APPEND);
     Pattern row = Pattern.compile("\\{\"inode\": " + ino + ", [^}]*\"recalls\": ([0-9]+), "
         + "\"path\": \"/dir/file\"}");
     Faults.await("node1's locks --json shows a recall of inode " + ino, Duration.ofSeconds(30),

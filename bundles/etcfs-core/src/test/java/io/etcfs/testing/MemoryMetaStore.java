@@ -212,7 +212,8 @@ public final class MemoryMetaStore implements MetaStore, AutoCloseable {
 
   private boolean holds(Compare c) {
     KeyValue kv = keys.get(c.key());
-    if (kv == null && c.target() == Compare.Target.VALUE) {
+    if (kv == null
+        && (c.target() == Compare.Target.VALUE || c.target() == Compare.Target.VALUE_NOT)) {
       return false;
     }
     return switch (c.target()) {
@@ -220,6 +221,7 @@ public final class MemoryMetaStore implements MetaStore, AutoCloseable {
       case MOD_REVISION -> (kv == null ? 0 : kv.modRevision()) == c.expected();
       case VERSION -> (kv == null ? 0 : kv.version()) == c.expected();
       case VALUE -> Arrays.equals(kv.value(), c.value());
+      case VALUE_NOT -> !Arrays.equals(kv.value(), c.value());
     };
   }
 

@@ -52,9 +52,10 @@ final class JetcdConversions {
       case CREATE_REVISION -> CmpTarget.createRevision(c.expected());
       case MOD_REVISION -> CmpTarget.modRevision(c.expected());
       case VERSION -> CmpTarget.version(c.expected());
-      case VALUE -> CmpTarget.value(bytes(c.value()));
+      case VALUE, VALUE_NOT -> CmpTarget.value(bytes(c.value()));
     };
-    return new Cmp(bytes(c.key()), Cmp.Op.EQUAL, target);
+    Cmp.Op op = c.target() == Compare.Target.VALUE_NOT ? Cmp.Op.NOT_EQUAL : Cmp.Op.EQUAL;
+    return new Cmp(bytes(c.key()), op, target);
   }
 
   static io.etcd.jetcd.op.Op[] ops(List<Op> ops) {

@@ -98,6 +98,8 @@ final class InodeLocks implements RecallHandler {
     long deadline = System.nanoTime() + WAIT.toNanos();
     if (mode == LockMode.SHARED && !current.containsKey(ino)) {
       prefetch(s, ino);
+    } else if (mode == LockMode.EXCLUSIVE) {
+      upgrading(ino);
     }
     while (true) {
       HeldLock going = goingLock(ino, mode);
@@ -131,6 +133,25 @@ final class InodeLocks implements RecallHandler {
     }
     watch(s);
     return lock;
+  }
+
+  /**
+   * Before an exclusive lock is asked for where this node holds a shared one: the backend gives
+   * the shared lock back first and queues again (a writer elsewhere may come in between), so the
+   * shared lock is forgotten here now, as a recall would — the kernel's attributes go, and no
+   * cache grant is named by it any more — rather than left looking held while it is gone.
+   * Nothing is buffered under a shared lock. Calls meanwhile ask the backend and wait for the
+   * upgrade.
+   */
+  private void upgrading(long ino) {
+    HeldLock mine = current.get(ino);
+    if (mine == null || mine.mode() != LockMode.SHARED || going.contains(mine)) {
+      return;
+    }
+    attributesEpoch.incrementAndGet();
+    ctx.notices.lockGoing(ino, false);
+    lastGone.put(ino, mine);
+    current.remove(ino, mine);
   }
 
   /**
@@ -437,6 +458,37 @@ final class InodeLocks implements RecallHandler {
           + e.getMessage());
       lastGone.put(lock.inode(), lock);
       current.remove(lock.inode(), lock);
+    }
+  }
+
+  /**
+   * The backend is about to make this node's clean exclusive lock shared in place (SPI lock 2.6):
+   * agreed once the calls in progress on the file are done (its local lock) if nothing of it is
+   * buffered — then the pages and attributes the kernel holds stay, as nobody can change the file
+   * without recalling the shared lock. Writes meanwhile find {@link #dirty} refused and ask for
+   * the lock again (an upgrade: a new grant).
+   */
+  @Override
+  public boolean downgrading(HeldLock lock) {
+    long ino = lock.inode();
+    FileData f = open.get(ino);
+    if (f == null) {
+      return current.get(ino) == lock;
+    }
+    f.lock.lock();
+    try {
+      return current.get(ino) == lock && f.dirty.isEmpty() && f.pendingAttrs == null;
+    } finally {
+      f.lock.unlock();
+    }
+  }
+
+  /** The shared lock {@code to} replaces {@code from}, unless a newer grant did meanwhile. */
+  @Override
+  public void downgraded(HeldLock from, HeldLock to) {
+    if (to != from) {
+      ctx.stats.downgrades.increment();
+      current.replace(from.inode(), from, to);
     }
   }
 

@@ -85,6 +85,7 @@ final class CoreCommands {
     totals.put("cache_hits", cache[0]);
     totals.put("cache_misses", cache[1]);
     totals.put("recalls_served", s.recalls());
+    totals.put("locks_made_shared", s.downgrades());
     totals.put("device_read_bytes", s.deviceReadBytes());
     totals.put("device_write_bytes", s.deviceWriteBytes());
     if (json) {
@@ -98,7 +99,8 @@ final class CoreCommands {
             s.storeGets(), s.storeRanges(), s.storeCommits())
         + String.format("metadata cache    %,d hits, %,d misses (%s hit)%n", cache[0], cache[1],
             lookups == 0 ? "-" : String.format("%.1f %%", 100.0 * cache[0] / lookups))
-        + String.format("recalls served    %,d%n", s.recalls())
+        + String.format("recalls served    %,d (and %,d locks made shared in place)%n",
+            s.recalls(), s.downgrades())
         + String.format("device            %,d bytes read, %,d bytes written%n",
             s.deviceReadBytes(), s.deviceWriteBytes())
         + "latency percentiles are the upper edge of a power-of-two bucket (within 2x)";

@@ -7,16 +7,19 @@ package io.etcfs.spi.meta;
  * @param key the key compared
  * @param target what of the key is compared
  * @param expected the expected revision or version (for {@link Target#VALUE}, unused)
- * @param value the expected value (only for {@link Target#VALUE})
+ * @param value the expected value (for {@link Target#VALUE}), or the one ruled out (for
+ *     {@link Target#VALUE_NOT})
  */
 public record Compare(byte[] key, Target target, long expected, byte[] value) {
 
-  /** What a guard compares. All comparisons are equality. */
+  /** What a guard compares. All comparisons are equality, except {@link #VALUE_NOT}. */
   public enum Target {
     CREATE_REVISION,
     MOD_REVISION,
     VERSION,
-    VALUE
+    VALUE,
+    /** The key exists and holds anything but the value given (since 1.4). */
+    VALUE_NOT
   }
 
   public Compare {
@@ -37,6 +40,14 @@ public record Compare(byte[] key, Target target, long expected, byte[] value) {
   /** Holds while the key is absent. */
   public static Compare absent(byte[] key) {
     return new Compare(key, Target.VERSION, 0, null);
+  }
+
+  /**
+   * Holds while the key exists and does not hold {@code value} (etcd's not-equal on the value,
+   * which fails for an absent key).
+   */
+  public static Compare valueNot(byte[] key, byte[] value) {
+    return new Compare(key, Target.VALUE_NOT, 0, value);
   }
 
   /** Holds while the key holds exactly {@code value}. */

@@ -117,8 +117,9 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     int idleReleaseSeconds() default 30;
 
     @AttributeDefinition(description = "An exclusive lock declared clean at a close (nothing of"
-        + " the file buffered) and unused for this long is given back, so that readers elsewhere"
-        + " find it free instead of recalling it.")
+        + " the file buffered) and unused for this long is made shared in place (or given back,"
+        + " if the core cannot keep it so), so that readers elsewhere are granted at once"
+        + " instead of recalling it.")
     int cleanReleaseMillis() default 1000;
   }
 
@@ -152,6 +153,11 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     volatile boolean clean;
     /** Given back with others in one transaction ({@link #giveBack}), not by {@link #release}. */
     volatile boolean batched;
+    /**
+     * Being made shared in place ({@link #downgrade}); {@link #dirty} refuses it meanwhile
+     * (guarded by this object's monitor).
+     */
+    boolean demoting;
     /** Conflicting requests (by fencing token) seen queued behind this lock, for the shell. */
     final Set<Long> waiters = ConcurrentHashMap.newKeySet();
 
@@ -194,6 +200,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private final ExecutorService recalls;
   private final ExecutorService idleReleases;
   private final AtomicLong recallsServed = new AtomicLong();
+  /** Exclusive locks made shared in place ({@link #downgrade}). */
+  private final AtomicLong downgrades = new AtomicLong();
   private final RecallCounts recallsByInode = new RecallCounts();
   private volatile RecallHandler recallHandler;
   /** Told of another session's exclusive key without a clean declaration ({@link #watchExclusive}). */
@@ -620,10 +628,19 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     }
   }
 
+  /**
+   * The key's create revision, and for an exclusive lock also that the key is not shared: a
+   * lock made shared in place ({@link #downgrade}) keeps its key and create revision, and a
+   * commit prepared under it while exclusive must not apply once readers elsewhere share it.
+   */
   @Override
   public List<Compare> guards(HeldLock lock) {
-    return List.of(Compare.createRevision(key(lock.inode(), lock.sessionId()),
-        lock.fencingToken()));
+    byte[] key = key(lock.inode(), lock.sessionId());
+    Compare token = Compare.createRevision(key, lock.fencingToken());
+    if (lock.mode() != LockMode.EXCLUSIVE) {
+      return List.of(token);
+    }
+    return List.of(token, Compare.valueNot(key, value(LockMode.SHARED, "")));
   }
 
   /**
@@ -997,22 +1014,40 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
         value(LockMode.EXCLUSIVE, CLEAN), lock.sessionId()));
   }
 
+  /**
+   * Under the lock's monitor, which {@link #claimDemote} takes too: a lock is either made dirty
+   * or made shared, never both. The rewrite compares the clean value, so that it can never turn
+   * a key made shared back into an exclusive one; if it finds the key otherwise (its session
+   * ended, or an outcome this node did not learn), the lock is forgotten here and the caller
+   * asks for it again.
+   */
   @Override
   public boolean dirty(HeldLock lock) {
     Held h = held.get(lock.inode());
     if (h == null || !h.lock.equals(lock)) {
       return false;
     }
-    if (!h.clean) {
-      return true;
+    synchronized (h) {
+      if (h.demoting) {
+        return false; // being made shared: the caller asks again, and upgrades
+      }
+      if (!h.clean) {
+        return true;
+      }
+      byte[] key = key(lock.inode(), lock.sessionId());
+      boolean kept = store.commit(new Txn()
+          .when(Compare.createRevision(key, lock.fencingToken()))
+          .when(Compare.value(key, value(LockMode.EXCLUSIVE, CLEAN)))
+          .then(Op.put(key, value(LockMode.EXCLUSIVE, ""), lock.sessionId()))).succeeded();
+      if (kept) {
+        h.clean = false;
+      } else if (held.remove(lock.inode(), h)) {
+        LOG.log(Level.WARNING, "lock on inode {0} is no longer the clean exclusive key this node"
+            + " wrote; asking for it again", Long.toHexString(lock.inode()));
+        wakeAll();
+      }
+      return kept;
     }
-    byte[] key = key(lock.inode(), lock.sessionId());
-    boolean kept = store.commit(new Txn().when(Compare.createRevision(key, lock.fencingToken()))
-        .then(Op.put(key, value(LockMode.EXCLUSIVE, ""), lock.sessionId()))).succeeded();
-    if (kept) {
-      h.clean = false;
-    }
-    return kept;
   }
 
   private void recallIfWanted(Held h, List<KeyValue> queue) {
@@ -1044,6 +1079,12 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     timer.schedule(() -> recalls.execute(() -> deliver(h, wanted)), delay, TimeUnit.NANOSECONDS);
   }
 
+  /**
+   * A recall: the lock is handed over, whatever the mode wanted. (Answering a reader's recall of
+   * a clean exclusive lock by making it shared, as an idle one is, was tried on 2026-12-02 and
+   * made CoherenceIT fail 3 runs in 5 — a read of zeros on the other node, a time set there
+   * lost — for a cause not found yet; it is not done.)
+   */
   private void deliver(Held h, LockMode wanted) {
     if (!claim(h, false)) {
       return;
@@ -1131,11 +1172,20 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
    */
   private void deliverIdle(List<Held> batch) {
     List<Held> going = new ArrayList<>();
+    List<Held> demoting = new ArrayList<>();
     for (Held h : batch) {
       if (claim(h, true)) {
-        going.add(h);
+        (claimDemote(h) && downgrading(h) ? demoting : going).add(h);
       }
     }
+    for (Held h : downgrade(demoting)) {
+      keep(h); // the change did not apply: held exclusively as before, tried again later
+    }
+    going.forEach(h -> {
+      synchronized (h) {
+        h.demoting = false;
+      }
+    });
     if (going.isEmpty()) {
       return;
     }
@@ -1144,6 +1194,157 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     } finally {
       giveBack(going);
     }
+  }
+
+  /** Marks a claimed lock to be made shared if it is exclusive and clean (see {@link #dirty}). */
+  private boolean claimDemote(Held h) {
+    synchronized (h) {
+      if (h.lock.mode() != LockMode.EXCLUSIVE || !h.clean) {
+        return false;
+      }
+      h.demoting = true;
+      return true;
+    }
+  }
+
+  /** Whether the core agrees to keep {@code h} shared (it has nothing of the file buffered). */
+  private boolean downgrading(Held h) {
+    RecallHandler handler = recallHandler;
+    try {
+      return handler != null && handler.downgrading(h.lock);
+    } catch (RuntimeException e) {
+      LOG.log(Level.ERROR, "recall handler failed for inode " + Long.toHexString(h.lock.inode())
+          + " before a downgrade; giving the lock back instead", e);
+      return false;
+    }
+  }
+
+  /**
+   * Makes the claimed clean exclusive locks {@code demoting} shared in place: each key rewritten
+   * {@code "S <node>"} under the compares of its create revision and of its clean value, in one
+   * transaction (each alone if that fails, or if its outcome is unknown: a key already shared
+   * then fails its compare, and is read back). The key keeps its place at the head of its queue
+   * and its create revision, the fencing token: shared requests behind it are granted as the
+   * watch shows the change, and commits prepared under the exclusive lock fail at the guard that
+   * the key is not shared ({@link #guards}). Readers elsewhere wait for nothing a holder could
+   * still commit: the lock was clean (everything committed, in transactions before this one).
+   *
+   * @return the locks whose change did not apply, still held exclusively
+   */
+  private List<Held> downgrade(List<Held> demoting) {
+    if (demoting.isEmpty()) {
+      return List.of();
+    }
+    TxnResult r = null;
+    try {
+      r = store.commit(demoteTxn(demoting));
+    } catch (MetaStoreException e) {
+      LOG.log(Level.DEBUG, "downgrade of {0} locks: {1}", demoting.size(), e.getMessage());
+    }
+    if (r != null && r.succeeded()) {
+      demoting.forEach(this::demoted);
+      return List.of();
+    }
+    List<Held> kept = new ArrayList<>();
+    for (Held h : demoting) {
+      if (demotedAlone(h)) {
+        demoted(h);
+      } else {
+        kept.add(h);
+      }
+    }
+    return kept;
+  }
+
+  private Txn demoteTxn(List<Held> demoting) {
+    Txn t = new Txn();
+    for (Held h : demoting) {
+      byte[] key = key(h.lock.inode(), h.lock.sessionId());
+      t.when(Compare.createRevision(key, h.lock.fencingToken()))
+          .when(Compare.value(key, value(LockMode.EXCLUSIVE, CLEAN)))
+          .then(Op.put(key, value(LockMode.SHARED, ""), h.lock.sessionId()));
+    }
+    return t;
+  }
+
+  /** One lock's change alone; if its compares fail, whether the key is shared already. */
+  private boolean demotedAlone(Held h) {
+    byte[] key = key(h.lock.inode(), h.lock.sessionId());
+    try {
+      if (store.commit(demoteTxn(List.of(h))).succeeded()) {
+        return true;
+      }
+      for (KeyValue kv : store.prefix(key, 1).kvs()) {
+        if (kv.keyString().equals(str(key)) && kv.createRevision() == h.lock.fencingToken()
+            && mode(kv) == LockMode.SHARED) {
+          return true; // an earlier attempt applied after all
+        }
+      }
+    } catch (MetaStoreException e) {
+      LOG.log(Level.DEBUG, "downgrade of lock {0}: {1}", str(key), e.getMessage());
+    }
+    return false;
+  }
+
+  /**
+   * Records {@code h} as the shared lock it now is, and tells the core; a conflicting request
+   * the watch showed meanwhile (its recall found {@code h} being changed) recalls it now.
+   */
+  private void demoted(Held h) {
+    long inode = h.lock.inode();
+    HeldLock shared = new HeldLock(inode, LockMode.SHARED, h.lock.fencingToken(),
+        h.lock.sessionId(), h.lock.grantRevision());
+    Held now = new Held(shared, h.session);
+    LockTable.Request wanted;
+    synchronized (table) {
+      if (!held.replace(inode, h, now)) {
+        return; // its session ended meanwhile: nothing is held
+      }
+      wanted = table.firstConflict(inode, shared.fencingToken(), LockMode.SHARED);
+    }
+    downgrades.incrementAndGet();
+    tellDowngraded(h.lock, shared);
+    wakeAll();
+    if (wanted != null) {
+      now.waiters.add(wanted.createRevision());
+      recall(now, wanted.mode());
+    }
+  }
+
+  /** A claimed lock whose change did not apply: held exclusively as before. */
+  private void keep(Held h) {
+    synchronized (h) {
+      h.demoting = false;
+      h.releasing = false;
+      h.batched = false;
+      h.recalling = false;
+      h.idleOnly = false;
+      h.lastUsed = System.nanoTime(); // not again at once
+    }
+    tellDowngraded(h.lock, h.lock);
+    wakeAll();
+    LockTable.Request wanted = table.firstConflict(h.lock.inode(), h.lock.fencingToken(),
+        LockMode.EXCLUSIVE);
+    if (wanted != null) {
+      recall(h, wanted.mode());
+    }
+  }
+
+  private void tellDowngraded(HeldLock from, HeldLock to) {
+    RecallHandler handler = recallHandler;
+    try {
+      if (handler != null) {
+        handler.downgraded(from, to);
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.ERROR, "recall handler failed for inode " + Long.toHexString(from.inode())
+          + " after a downgrade", e);
+    }
+  }
+
+  /** Exclusive locks this node has made shared in place since it started, for the shell. */
+  public long downgrades() {
+    return downgrades.get();
   }
 
   /**

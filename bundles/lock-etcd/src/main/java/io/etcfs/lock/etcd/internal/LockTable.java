@@ -36,8 +36,12 @@ final class LockTable {
     rebuiltAt = Math.max(rebuiltAt, revision);
   }
 
+  /** A request's key put; an exclusive one rewritten shared (a downgrade) went exclusive. */
   synchronized void put(long inode, Request r) {
-    byInode.computeIfAbsent(inode, i -> new HashMap<>()).put(r.lease(), r);
+    Request before = byInode.computeIfAbsent(inode, i -> new HashMap<>()).put(r.lease(), r);
+    if (before != null && before.mode() == LockMode.EXCLUSIVE && r.mode() == LockMode.SHARED) {
+      exclusiveGone.put(inode, r.modRevision());
+    }
   }
 
   /** A request's key deleted at {@code revision}. */
