@@ -186,11 +186,7 @@ public abstract class LockServiceContract {
 
   private static void eventually(String what, java.util.function.BooleanSupplier check)
       throws InterruptedException {
-    long deadline = System.nanoTime() + LONG.toNanos();
-    while (!check.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "waited in vain for " + what);
-      Thread.sleep(5);
-    }
+    Eventually.eventually(what, LONG, check);
   }
 
   /**

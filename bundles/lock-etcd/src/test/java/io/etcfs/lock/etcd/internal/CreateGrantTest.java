@@ -1,5 +1,6 @@
 package io.etcfs.lock.etcd.internal;
 
+import static io.etcfs.testing.Eventually.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -23,7 +24,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -175,14 +175,6 @@ class CreateGrantTest {
     node.guards(lock).forEach(txn::when);
     txn.then(Op.put(Keys.of("/guarded"), new byte[] {1}));
     return store.commit(txn).succeeded();
-  }
-
-  private static void eventually(String what, BooleanSupplier check) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!check.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "waited in vain for " + what);
-      Thread.sleep(5);
-    }
   }
 
   private static String hex(long v) {

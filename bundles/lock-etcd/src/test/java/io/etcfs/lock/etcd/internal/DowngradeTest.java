@@ -1,5 +1,6 @@
 package io.etcfs.lock.etcd.internal;
 
+import static io.etcfs.testing.Eventually.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -19,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -200,15 +200,5 @@ class DowngradeTest {
   private static String hex(long v) {
     String s = Long.toHexString(v);
     return "0".repeat(16 - s.length()) + s;
-  }
-
-  private static void eventually(String what, BooleanSupplier check) throws Exception {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!check.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      TimeUnit.MILLISECONDS.sleep(10);
-    }
   }
 }

@@ -1,5 +1,6 @@
 package io.etcfs.lock.etcd.internal;
 
+import static io.etcfs.testing.Eventually.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -17,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -135,15 +135,5 @@ class IdleReleaseTest {
     assertEquals(count, theirs.inode());
     assertTrue(released.get() < count, "the last lock was reached by the queue, not the request");
     assertTrue(seconds < 1.0, "granted after " + seconds + " s");
-  }
-
-  private static void eventually(String what, BooleanSupplier check) throws Exception {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!check.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      TimeUnit.MILLISECONDS.sleep(10);
-    }
   }
 }

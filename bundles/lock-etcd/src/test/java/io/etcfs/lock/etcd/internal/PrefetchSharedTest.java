@@ -1,5 +1,6 @@
 package io.etcfs.lock.etcd.internal;
 
+import static io.etcfs.testing.Eventually.eventually;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,8 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -161,14 +160,6 @@ class PrefetchSharedTest {
   private List<String> keys(long inode) {
     return store.prefix(Keys.of(LOCKS + hex(inode) + "/"), 0).kvs().stream()
         .map(kv -> kv.valueString()).toList();
-  }
-
-  private static void eventually(String what, BooleanSupplier check) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!check.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "waited in vain for " + what);
-      Thread.sleep(5);
-    }
   }
 
   private static String hex(long v) {
