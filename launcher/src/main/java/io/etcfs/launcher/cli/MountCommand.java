@@ -59,13 +59,13 @@ final class MountCommand implements Callable<Integer> {
     NodeSpec spec = spec(fence);
     NodeLauncher.checkLocal(spec);
     if (foreground) {
-      checkEtcd(spec);
+      checkEtcd(spec, -1);
       return NodeLauncher.runForeground(spec);
     }
     // The node's JVM boots while this one checks etcd: a join costs the longer of the two, not
     // their sum. Without --lock the node reads the recorded lock backend itself.
     Process p = NodeLauncher.spawn(spec);
-    NodeLauncher.checkWhileStarting(spec, p, () -> checkEtcd(spec));
+    NodeLauncher.checkWhileStarting(spec, p, () -> checkEtcd(spec, p.pid()));
     NodeLauncher.awaitReady(spec, p);
     MountRegistry.standard().register(spec);
     System.out.println("node " + spec.nodeName() + " joined '" + spec.fsName() + "' (pid "
@@ -78,9 +78,9 @@ final class MountCommand implements Callable<Integer> {
     return 0;
   }
 
-  private void checkEtcd(NodeSpec spec) {
+  private void checkEtcd(NodeSpec spec, long ownPid) {
     try (EtcdMetaStore store = etcd.connect()) {
-      NodeLauncher.checkEtcd(spec, store);
+      NodeLauncher.checkEtcd(spec, store, ownPid);
     }
   }
 
