@@ -87,25 +87,19 @@ final class NodeLauncher {
           + spec.lockBackend() + ")");
     }
     var member = store.get(new FsKeys(spec.fsName()).member(spec.nodeName()));
-    if (member.isPresent() && !isOwnRecord(member.get().value(), ownPid, spec.mountpoint())) {
+    if (member.isPresent() && !isOwnRecord(member.get().valueString(), ownPid, spec.mountpoint())) {
       throw new UserError("node name '" + spec.nodeName() + "' is already a member of '"
           + spec.fsName() + "' (choose another --node, or wait for its lease to expire)");
     }
   }
 
-  /** Whether a member record (Properties text) names node JVM {@code pid} at {@code mountpoint}. */
-  static boolean isOwnRecord(byte[] record, long pid, Path mountpoint) {
-    if (pid <= 0) {
-      return false;
-    }
-    java.util.Properties p = new java.util.Properties();
-    try {
-      p.load(new java.io.StringReader(new String(record, java.nio.charset.StandardCharsets.UTF_8)));
-    } catch (IOException | IllegalArgumentException e) {
-      return false; // not a record this launcher can read: a conflict, as before
-    }
-    return Long.toString(pid).equals(p.getProperty("pid"))
-        && mountpoint.toString().equals(p.getProperty("mountpoint"));
+  /** Whether a member record names node JVM {@code pid} at {@code mountpoint}. */
+  static boolean isOwnRecord(String record, long pid, Path mountpoint) {
+    // a record this launcher cannot read is a conflict, as before
+    return pid > 0 && MemberRecords.parse(record)
+        .filter(p -> Long.toString(pid).equals(p.getProperty("pid"))
+            && mountpoint.toString().equals(p.getProperty("mountpoint")))
+        .isPresent();
   }
 
   /** Both checks, one after the other (for starts that cannot overlap them). */

@@ -8,7 +8,6 @@ import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.node.EtcdConnection;
 import io.etcfs.spi.meta.KeyValue;
 import java.io.IOException;
-import java.io.StringReader;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Properties;
@@ -95,12 +94,7 @@ final class StatusCommand implements Callable<Integer> {
   }
 
   private static Properties parse(KeyValue kv) {
-    Properties p = new Properties();
-    try {
-      p.load(new StringReader(kv.valueString()));
-    } catch (IOException e) {
-      throw new UserError("corrupt member record " + kv.keyString());
-    }
-    return p;
+    return MemberRecords.parse(kv.valueString())
+        .orElseThrow(() -> new UserError("corrupt member record " + kv.keyString()));
   }
 }
