@@ -150,8 +150,7 @@ final class InodeLocks implements RecallHandler {
     }
     attributesEpoch.incrementAndGet();
     ctx.notices.lockGoing(ino, false);
-    lastGone.put(ino, mine);
-    current.remove(ino, mine);
+    forget(mine);
   }
 
   /**
@@ -456,8 +455,7 @@ final class InodeLocks implements RecallHandler {
       // later fsync or close of the file reports EIO.
       LOG.log(Level.WARNING, "inode " + lock.inode() + ": flush on recall failed: "
           + e.getMessage());
-      lastGone.put(lock.inode(), lock);
-      current.remove(lock.inode(), lock);
+      forget(lock);
     }
   }
 
@@ -563,19 +561,26 @@ final class InodeLocks implements RecallHandler {
             && (!f.dirty.isEmpty() || f.pendingAttrs != null)) {
           flusher.flush(f);
         }
-        lastGone.put(ino, lock);
-        current.remove(ino, lock);
+        forget(lock);
       } finally {
         f.lock.unlock();
       }
     } else {
-      lastGone.put(ino, lock);
-      current.remove(ino, lock);
+      forget(lock);
     }
     LockService s = attached;
     if (s != null) {
       s.release(lock);
     }
+  }
+
+  /**
+   * Forgets a lock let go (or being let go): recorded first, so that a caller that obtained it
+   * just before sees it gone (see {@link #hold}), then no longer current.
+   */
+  private void forget(HeldLock lock) {
+    lastGone.put(lock.inode(), lock);
+    current.remove(lock.inode(), lock);
   }
 
   private LockService service() throws FsException {
