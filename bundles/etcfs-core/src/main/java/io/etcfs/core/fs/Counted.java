@@ -32,13 +32,24 @@ final class Counted {
 
       @Override
       public TxnResult commit(Txn txn) {
-        if (txn.compares().isEmpty()
-            && txn.onSuccess().stream().allMatch(op -> op instanceof Op.Range)) {
+        boolean read = txn.compares().isEmpty()
+            && txn.onSuccess().stream().allMatch(op -> op instanceof Op.Range);
+        if (read) {
           stats.storeRanges.increment(); // reads at one revision: a read, not a commit
         } else {
           stats.storeCommits.increment();
         }
-        return delegate.commit(txn);
+        long start = System.nanoTime();
+        boolean failed = true;
+        try {
+          TxnResult r = delegate.commit(txn);
+          failed = false;
+          return r;
+        } finally {
+          if (!read) {
+            stats.storeCommitTime.record(System.nanoTime() - start, failed);
+          }
+        }
       }
     };
   }

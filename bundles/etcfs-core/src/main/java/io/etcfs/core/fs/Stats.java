@@ -74,6 +74,8 @@ public final class Stats {
   final LongAdder storeGets = new LongAdder();
   final LongAdder storeRanges = new LongAdder();
   final LongAdder storeCommits = new LongAdder();
+  /** How long this node's commits took, from the call to etcd's answer (or failure). */
+  final Op storeCommitTime = new Op();
   final LongAdder deviceReadBytes = new LongAdder();
   final LongAdder deviceWriteBytes = new LongAdder();
   final LongAdder recalls = new LongAdder();
@@ -101,6 +103,10 @@ public final class Stats {
 
   public long storeCommits() {
     return storeCommits.sum();
+  }
+
+  public Op storeCommitTime() {
+    return storeCommitTime;
   }
 
   public long deviceReadBytes() {

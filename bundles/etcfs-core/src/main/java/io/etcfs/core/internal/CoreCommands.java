@@ -82,6 +82,7 @@ final class CoreCommands {
     totals.put("etcd_gets", s.storeGets());
     totals.put("etcd_ranges", s.storeRanges());
     totals.put("etcd_commits", s.storeCommits());
+    totals.put("etcd_commit_mean_us", s.storeCommitTime().meanMicros());
     totals.put("cache_hits", cache[0]);
     totals.put("cache_misses", cache[1]);
     totals.put("recalls_served", s.recalls());
@@ -97,6 +98,9 @@ final class CoreCommands {
     return t.render() + "\n\n"
         + String.format("etcd round trips  %,d reads, %,d range reads, %,d transactions%n",
             s.storeGets(), s.storeRanges(), s.storeCommits())
+        + String.format("etcd commit time  mean %,d us, p50 %,d us, p99 %,d us%n",
+            s.storeCommitTime().meanMicros(), s.storeCommitTime().percentileMicros(0.5),
+            s.storeCommitTime().percentileMicros(0.99))
         + String.format("metadata cache    %,d hits, %,d misses (%s hit)%n", cache[0], cache[1],
             lookups == 0 ? "-" : String.format("%.1f %%", 100.0 * cache[0] / lookups))
         + String.format("recalls served    %,d (and %,d locks made shared in place)%n",
