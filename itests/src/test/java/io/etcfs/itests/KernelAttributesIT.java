@@ -78,6 +78,46 @@ class KernelAttributesIT {
         Files.readString(n2.resolve(name), StandardCharsets.UTF_8));
   }
 
+  /**
+   * The node widens its mount's read-ahead window to a megabyte, so a cold sequential read
+   * reaches etcfs in 1 MiB requests: 16 MiB that node2 never had cached take at most a few more
+   * than 16 read calls (the kernel's default 128 KiB window would take 128).
+   */
+  @Test
+  void aColdSequentialReadArrivesInRequestsOfAMegabyte() throws Exception {
+    Path name = Path.of("sequential");
+    byte[] data = new byte[16 << 20];
+    new java.util.Random(13).nextBytes(data);
+    Files.write(n1.resolve(name), data);
+    String device = deviceOf(n2);
+    Path window = Path.of("/sys/class/bdi", device, "read_ahead_kb");
+    Faults.await("node2's read-ahead window of 1024 KiB", Duration.ofSeconds(30),
+        () -> Files.readString(window).trim().equals("1024"));
+    long before = calls(shell(n2, "stats"), "read");
+    byte[] read;
+    try (var in = Files.newInputStream(n2.resolve(name))) {
+      read = in.readAllBytes();
+    }
+    long reads = calls(shell(n2, "stats"), "read") - before;
+    assertTrue(java.util.Arrays.equals(data, read), "node2 read other bytes than node1 wrote");
+    System.out.printf("16 MiB read cold on node2 in %d read calls%n", reads);
+    assertTrue(reads >= 16 && reads <= 24, "16 MiB read in " + reads + " read calls");
+  }
+
+  /** The device number ("major:minor") of the mount at a path, from /proc/self/mountinfo. */
+  private static String deviceOf(Path mount) throws Exception {
+    String wanted = mount.toAbsolutePath().normalize().toString();
+    String device = null;
+    for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+      String[] f = line.split(" ");
+      if (f.length > 4 && f[4].equals(wanted)) {
+        device = f[2]; // a later line is mounted on top of an earlier one
+      }
+    }
+    assertTrue(device != null, "no mount at " + wanted + " in /proc/self/mountinfo");
+    return device;
+  }
+
   /** The getattr and lookup calls node {@code mount} has answered. */
   private static long asked(Path mount) throws Exception {
     String stats = shell(mount, "stats");

@@ -60,6 +60,10 @@ public final class Fuse3Frontend {
     @AttributeDefinition(description = "List directories with attributes (readdirplus).")
     boolean readdirplus() default true;
 
+    @AttributeDefinition(description = "The kernel's read-ahead window for this mount, in KiB "
+        + "(with the page cache only; 0 leaves the kernel's 128). Needs root to set.")
+    int readAheadKib() default 1024;
+
     @AttributeDefinition(description = "The most threads libfuse's loop may run.")
     int maxThreads() default 16;
 
@@ -76,7 +80,8 @@ public final class Fuse3Frontend {
         config.dirAttrTimeoutSeconds(), config.pageCache(), config.readdirplus());
     Fuse3Session.Options options = new Fuse3Session.Options(required("fsName", config.fsName()),
         Path.of(required("mountpoint", config.mountpoint())), cache,
-        Math.max(2, config.maxThreads()), Duration.ofMillis(config.unmountTimeoutMs()));
+        Math.max(2, config.maxThreads()), Duration.ofMillis(config.unmountTimeoutMs()),
+        config.readAheadKib());
     this.session = Components.withLoaderOf(Fuse3Frontend.class, () -> {
       Libfuse3 lib = Libfuse3Probe.load();
       return Fuse3Session.mount(lib, vfs, options);

@@ -36,7 +36,7 @@ final class Fuse3Session implements AutoCloseable {
 
   /** What one mount needs. */
   record Options(String fsName, Path mountpoint, CacheSettings cache, int maxThreads,
-      Duration unmountTimeout) {
+      Duration unmountTimeout, int readAheadKib) {
 
     /** libfuse's -o list: see docs/ARCHITECTURE.md, "The FUSE front ends". */
     String mountOptions() {
@@ -141,6 +141,9 @@ final class Fuse3Session implements AutoCloseable {
       throw refused("the mount is not in /proc/self/mountinfo after fuse_session_mount");
     }
     LOG.log(Level.INFO, "etcfs mounted at {0} (libfuse 3 low-level)", mountpoint);
+    if (options.cache().pageCache()) {
+      ReadAheadWindow.applyWhenReady(mountpoint, options.readAheadKib());
+    }
   }
 
   private IllegalStateException refused(String why) {
