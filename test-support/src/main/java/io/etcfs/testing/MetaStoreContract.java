@@ -331,14 +331,17 @@ public abstract class MetaStoreContract {
 
   @Test
   void aClosedWatchDeliversNothingMore() throws InterruptedException {
+    // Watches from a known revision, not from "now": a watch is set up asynchronously (jetcd),
+    // and a put racing its setup would be missed by one that starts wherever etcd then is.
+    long start = put("before", "0").revision() + 1;
     RecordingWatchListener events = new RecordingWatchListener();
-    Watch w = store().watch(key(""), 0, events);
+    Watch w = store().watch(key(""), start, events);
     put("a", "1");
     events.await(1, WAIT);
     w.close();
-    put("a", "2");
+    long closed = put("a", "2").revision();
     RecordingWatchListener after = new RecordingWatchListener();
-    try (Watch probe = store().watch(key(""), 0, after)) {
+    try (Watch probe = store().watch(key(""), closed + 1, after)) {
       put("a", "3");
       after.await(1, WAIT);
     }
