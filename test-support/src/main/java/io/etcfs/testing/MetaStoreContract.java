@@ -301,7 +301,9 @@ public abstract class MetaStoreContract {
   @Test
   void watchesDeliverTheirPrefixInRevisionOrder() throws InterruptedException {
     RecordingWatchListener events = new RecordingWatchListener();
-    try (Watch w = store().watch(key("w/"), 0, events)) {
+    // from a known revision, not "now" (see aClosedWatchDeliversNothingMore)
+    long start = put("before", "0").revision() + 1;
+    try (Watch w = store().watch(key("w/"), start, events)) {
       long r1 = put("w/a", "1").revision();
       put("elsewhere", "x");
       put("w/b", "2");
