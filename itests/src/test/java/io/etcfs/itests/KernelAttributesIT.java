@@ -104,18 +104,15 @@ class KernelAttributesIT {
     assertTrue(reads >= 16 && reads <= 24, "16 MiB read in " + reads + " read calls");
   }
 
-  /** The device number ("major:minor") of the mount at a path, from /proc/self/mountinfo. */
+  /**
+   * The device number ("major:minor") of the mount at a path, from its root's st_dev (glibc's
+   * major()/minor() encoding), as /sys/class/bdi names it.
+   */
   private static String deviceOf(Path mount) throws Exception {
-    String wanted = mount.toAbsolutePath().normalize().toString();
-    String device = null;
-    for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
-      String[] f = line.split(" ");
-      if (f.length > 4 && f[4].equals(wanted)) {
-        device = f[2]; // a later line is mounted on top of an earlier one
-      }
-    }
-    assertTrue(device != null, "no mount at " + wanted + " in /proc/self/mountinfo");
-    return device;
+    long dev = (Long) Files.getAttribute(mount, "unix:dev");
+    long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & 0xfffff000L);
+    long minor = (dev & 0xff) | ((dev >>> 12) & 0xffffff00L);
+    return major + ":" + minor;
   }
 
   /** The getattr and lookup calls node {@code mount} has answered. */

@@ -54,21 +54,18 @@ final class ReadAheadWindow {
     t.start();
   }
 
-  /** Writes the window of the mount whose device is {@code device} ("major:minor"). */
+  /**
+   * Writes the window of the mount whose device is {@code device} ("major:minor"); fails as the
+   * write does (not root, no such bdi), having changed nothing.
+   */
   static void apply(Path sysfs, String device, int kib, Path mountpoint) throws IOException {
     if (!device.matches("\\d+:\\d+")) {
       throw new IOException("not a device number: '" + device + "'");
     }
     Path file = sysfs.resolve(device).resolve("read_ahead_kb");
-    try {
-      // never CREATE: the attribute exists for every mounted bdi, or this is not one
-      Files.writeString(file, Integer.toString(kib), StandardCharsets.US_ASCII,
-          StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
-    } catch (IOException e) {
-      LOG.log(Level.INFO, "read-ahead of {0} left at the kernel''s default: cannot write {1} ({2})",
-          new Object[] {mountpoint, file, e.toString()});
-      return;
-    }
+    // never CREATE: the attribute exists for every mounted bdi, or this is not one
+    Files.writeString(file, Integer.toString(kib), StandardCharsets.US_ASCII,
+        StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
     LOG.log(Level.INFO, "read-ahead of {0}: {1} KiB ({2})",
         new Object[] {mountpoint, Files.readString(file).trim(), file});
   }

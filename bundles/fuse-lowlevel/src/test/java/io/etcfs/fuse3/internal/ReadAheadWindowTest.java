@@ -37,8 +37,9 @@ class ReadAheadWindowTest {
 
   @Test
   void aWindowThatCannotBeWrittenIsLeftAsItWas() throws IOException {
-    // no such bdi directory: the write fails, apply says so in the log and returns
-    ReadAheadWindow.apply(sysfs, "0:99", 1024, Path.of("/mnt/x"));
+    // no such bdi directory: the write fails and nothing is created
+    assertThrows(IOException.class,
+        () -> ReadAheadWindow.apply(sysfs, "0:99", 1024, Path.of("/mnt/x")));
     assertFalse(Files.exists(sysfs.resolve("0:99")));
   }
 }
