@@ -14,7 +14,8 @@ import java.util.List;
  * Reads and buffered writes of file data. Reads merge this node's buffer with the committed
  * extent map, streaming straight from the device into the caller's buffer; holes, unwritten and
  * never-mapped ranges read as zeros. Writes fill whole-block buffers (a partial block starts as
- * its committed content) that {@link Flusher} later writes to fresh blocks.
+ * its committed content) that {@link Flusher} later writes to fresh blocks; blocks it wrote ahead
+ * of their commit ({@code FileData.written}) are read from there until they are committed.
  */
 final class DataPath {
   /** The largest file size (2 EiB): as on XFS and ext4 it bounds a file, not the device. */
@@ -114,6 +115,16 @@ final class DataPath {
     }
     Long nextDirty = f.dirty.higherKey(blk);
     long limit = nextDirty == null ? end : Math.min(end, nextDirty * bs);
+    Flusher.Piece ahead = f.writtenAt(blk);
+    if (ahead != null) { // written ahead of its commit: only this node knows where it is
+      limit = Math.min(limit, ahead.fileEnd() * bs);
+      readDevice(dst, ahead.deviceBlock(blk) * bs + in, (int) (limit - pos));
+      return limit - pos;
+    }
+    Long nextAhead = f.written.higherKey(blk);
+    if (nextAhead != null) {
+      limit = Math.min(limit, nextAhead * bs);
+    }
     int idx = ExtentMap.find(list, blk);
     if (idx >= 0) {
       FileExtent e = list.get(idx);
@@ -153,7 +164,7 @@ final class DataPath {
    * lseek(2)'s SEEK_DATA and SEEK_HOLE, under the same locks as a read: another node's unflushed
    * writes are recalled (committed) first, this node's are in its buffer, so the answer covers
    * every write() that returned before it. A block is data if the committed extent map holds it
-   * or it is buffered here; every other block below the size is a hole. The answer is whole
+   * or it is buffered here (in memory or written ahead); every other block below the size is a hole. The answer is whole
    * blocks, as the map is: a partly written block is all data.
    */
   long seek(FileData f, long off, boolean hole) throws FsException {
@@ -184,8 +195,12 @@ final class DataPath {
     Long dirty = f.dirty.ceilingKey(blk);
     long found = dirty == null ? Long.MAX_VALUE : dirty;
     int idx = ExtentMap.find(list, blk);
-    if (idx >= 0) {
+    if (idx >= 0 || f.writtenAt(blk) != null) {
       return blk;
+    }
+    Long ahead = f.written.higherKey(blk);
+    if (ahead != null) {
+      found = Math.min(found, ahead);
     }
     int next = -idx - 1;
     return next < list.size() ? Math.min(found, list.get(next).fileBlock()) : found;
@@ -197,6 +212,11 @@ final class DataPath {
     while (b <= last) {
       if (f.dirty.containsKey(b)) {
         b++;
+        continue;
+      }
+      Flusher.Piece ahead = f.writtenAt(b);
+      if (ahead != null) {
+        b = ahead.fileEnd();
         continue;
       }
       int idx = ExtentMap.find(list, b);
@@ -274,7 +294,7 @@ final class DataPath {
       return;
     }
     long blk = from / ctx.blockSize;
-    if (!f.dirty.containsKey(blk)
+    if (!f.dirty.containsKey(blk) && f.writtenAt(blk) == null
         && ExtentMap.find(extents.snapshot(f.ino).chunks().extents(), blk) < 0) {
       return;
     }
@@ -294,7 +314,7 @@ final class DataPath {
     long fresh = newBlocks(f, at, n);
     if (!f.dirty.isEmpty() && (budget.wouldExceed(fresh * ctx.blockSize)
         || budget.fileOver((f.dirty.size() + fresh) * ctx.blockSize))) {
-      flusher.flush(f);
+      flusher.writeOut(f); // to the device now, committed at the next flush
       fresh = newBlocks(f, at, n);
     }
     // Space first: a write that returned must never be dropped at the flush for lack of it.
@@ -333,7 +353,13 @@ final class DataPath {
       byte[] buf = f.dirty.get(blk);
       if (buf == null) {
         buf = new byte[bs];
-        if (len < bs) {
+        Flusher.Piece ahead = f.writtenAt(blk);
+        if (ahead != null) {
+          if (len < bs) {
+            readDevice(ByteBuffer.wrap(buf), ahead.deviceBlock(blk) * bs, bs);
+          }
+          flusher.unwrite(f, blk); // the buffered copy supersedes it
+        } else if (len < bs) {
           s = s == null ? extents.snapshot(f.ino) : s;
           fillCommitted(s, blk, buf);
         }

@@ -5,7 +5,8 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One file's state on this node, shared by all its open handles: the write-back buffer of whole
- * blocks not yet committed, and the size the buffered writes imply. The lock serialises this
+ * blocks not yet committed (in memory, or written ahead to the device), and the size the
+ * buffered writes imply. The lock serialises this
  * node's reads, writes, flushes and truncations of the file.
  */
 final class FileData {
@@ -13,6 +14,13 @@ final class FileData {
   final ReentrantLock lock = new ReentrantLock();
   /** Dirty blocks by file block number; each a full block, zeros where never written. */
   final TreeMap<Long, byte[]> dirty = new TreeMap<>();
+  /**
+   * Blocks already written to fresh device blocks but not committed yet, by first file block
+   * (write early, commit late: {@link Flusher#writeOut}); never a block that is also in {@link
+   * #dirty}. No committed record references their device blocks, so they are this node's to
+   * drop; the next commit maps them.
+   */
+  final TreeMap<Long, Flusher.Piece> written = new TreeMap<>();
   /** The end of the furthest buffered write, or -1 with nothing buffered. */
   volatile long pendingEnd = -1;
   /** When the last buffered write was taken (ns since the epoch), for stat before a flush. */
@@ -26,5 +34,16 @@ final class FileData {
 
   FileData(long ino) {
     this.ino = ino;
+  }
+
+  /** Something of the file is not committed yet: data in memory or on the device, attributes. */
+  boolean hasBuffered() {
+    return !dirty.isEmpty() || !written.isEmpty() || pendingAttrs != null;
+  }
+
+  /** The written-ahead piece holding file block {@code block}, or null. */
+  Flusher.Piece writtenAt(long block) {
+    var e = written.floorEntry(block);
+    return e != null && block < e.getValue().fileEnd() ? e.getValue() : null;
   }
 }

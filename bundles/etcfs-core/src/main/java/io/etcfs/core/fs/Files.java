@@ -261,9 +261,10 @@ final class Files {
   private void dropBuffer(FileData f) {
     f.lock.lock();
     try {
-      if (!f.dirty.isEmpty() || f.pendingAttrs != null) {
-        LOG.warning("inode " + f.ino + ": " + f.dirty.size()
-            + " uncommitted blocks and attribute changes dropped at close");
+      if (f.hasBuffered()) {
+        LOG.warning("inode " + f.ino + ": " + f.dirty.size() + " buffered and "
+            + f.written.values().stream().mapToLong(p -> p.dev().length()).sum()
+            + " written-ahead uncommitted blocks and attribute changes dropped at close");
         flusher.drop(f);
       }
     } finally {

@@ -13,7 +13,9 @@ import io.etcfs.spi.vfs.FsException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.logging.Logger;
 
 /**
  * Allocate-on-write commit of a file's buffer: fresh blocks (continuing where the file's data
@@ -21,8 +23,15 @@ import java.util.List;
  * and only then one transaction per bounded batch mapping them (invariant 2); the replaced
  * blocks are released through the allocator in that same transaction. A committed block is never
  * written again, so a paused node that wakes up cannot damage data someone else now owns.
+ *
+ * <p>Write early, commit late: when a write finds the buffer full, {@link #writeOut} writes the
+ * buffered blocks to their fresh blocks at once and keeps them, uncommitted, in {@code
+ * FileData.written}; the next flush (fsync, close, recall, truncate) makes the device durable
+ * once and maps them all. A writer streams to the device instead of waiting for a device flush
+ * and a commit every few MiB, and what fsync must wait for is one flush and the commits.
  */
 final class Flusher {
+  private static final Logger LOG = Logger.getLogger(Flusher.class.getName());
   /** File blocks per allocation run: 4 MiB, a bounded temporary buffer. */
   static final int MAX_RUN = 1024;
   /** Extents a batch adds, and existing extents a run may replace: well inside 128 ops. */
@@ -33,7 +42,23 @@ final class Flusher {
     FileExtent mapping() {
       return new FileExtent(fileBlock, dev.start(), dev.length());
     }
+
+    long fileEnd() {
+      return fileBlock + dev.length();
+    }
+
+    /** The device block that holds file block {@code block} (inside this piece). */
+    long deviceBlock(long block) {
+      return dev.start() + block - fileBlock;
+    }
   }
+
+  /**
+   * Written-ahead pieces a file may hold before a write-out commits instead: 192 runs of at most
+   * 4 MiB, eight transactions at the commit that maps them. Scattered writes (a run per block)
+   * reach it at once and so commit at every write-out, as they would without writing ahead.
+   */
+  static final int MAX_WRITTEN = 8 * MAX_EXTENTS;
 
   /** The blocks of one run, written, and how many committed extents the run replaces. */
   private record Written(List<Piece> pieces, int overlapped) {}
@@ -73,42 +98,101 @@ final class Flusher {
    */
   void flush(FileData f, boolean declareClean) throws FsException {
     reservations.settle(f); // a truncate may have dropped buffered blocks
-    if (f.dirty.isEmpty() && f.pendingAttrs == null) {
+    if (!f.hasBuffered()) {
       return;
     }
-    try {
-      locks.guards(f.ino);
-    } catch (FsException e) {
-      // Invariant 4: without its exclusive lock this node writes nothing more for the file.
-      drop(f);
-      throw e;
-    }
-    if (f.dirty.isEmpty()) {
+    guardOrDrop(f);
+    if (f.dirty.isEmpty() && f.written.isEmpty()) {
       commitAttributes(f, declareClean);
       return;
     }
-    Extents.Snapshot s = extents.snapshot(f.ino);
     Allocator a = ctx.allocator();
+    List<FileExtent> map = extents.snapshot(f.ino).chunks().extents();
+    List<Written> units = new ArrayList<>();
+    List<Piece> fresh = new ArrayList<>();
+    long spent = f.dirty.isEmpty() ? 0 : writeRuns(f, a, runs(f, map), map, fresh, units);
+    for (Piece p : f.written.values()) {
+      units.add(new Written(List.of(p), overlapped(map, p.fileBlock(), p.fileEnd())));
+    }
+    units.sort(Comparator.comparingLong(w -> w.pieces().get(0).fileBlock()));
     List<Piece> pieces = new ArrayList<>();
-    List<Written> written = new ArrayList<>();
-    List<FileExtent> map = s.chunks().extents();
-    long spent = 0;
-    List<Integer> ends;
-    boolean grouped;
+    units.forEach(w -> pieces.addAll(w.pieces()));
+    List<Integer> ends = batches(units);
+    // A release's one commit goes in a group, whose leader flushes the device for all of it
+    // before any of the group's metadata is committed (invariant 2).
+    boolean grouped = declareClean && ends.size() == 1;
+    if (!grouped) {
+      try {
+        ctx.device.flush();
+      } catch (IOException e) {
+        abandon(f, a, fresh, spent);
+        throw new FsException(Errno.EIO, "device flush for inode " + f.ino + ": " + e, e);
+      }
+    }
+    commitAll(f, a, pieces, ends, declareClean, spent, grouped);
+  }
+
+  /**
+   * Write early, commit late (see the class comment): writes {@code f}'s buffered blocks to
+   * fresh device blocks and gives their memory back; commits nothing, unless the file holds
+   * {@link #MAX_WRITTEN} written-ahead pieces already, when it flushes. The caller holds the
+   * file's lock. No committed record changes, so a failure loses nothing accepted: the blocks
+   * stay buffered.
+   */
+  void writeOut(FileData f) throws FsException {
+    reservations.settle(f);
+    if (f.dirty.isEmpty()) {
+      return;
+    }
+    guardOrDrop(f);
+    List<FileExtent> map = extents.snapshot(f.ino).chunks().extents();
+    List<List<Long>> runs = runs(f, map);
+    if (f.written.size() + runs.size() > MAX_WRITTEN) {
+      flush(f);
+      return;
+    }
+    List<Piece> pieces = new ArrayList<>();
+    writeRuns(f, ctx.allocator(), runs, map, pieces, new ArrayList<>());
+    for (Piece p : pieces) {
+      for (long b = p.fileBlock(); b < p.fileEnd(); b++) {
+        f.dirty.remove(b);
+      }
+      budget.give(p.dev().length() * ctx.blockSize);
+      f.written.put(p.fileBlock(), p);
+    }
+    ctx.stats.writtenAhead.add(pieces.stream().mapToLong(p -> p.dev().length()).sum());
+  }
+
+  /**
+   * Invariant 4: without its exclusive lock this node writes nothing more for the file, and
+   * what it buffered under the lock is dropped.
+   */
+  private void guardOrDrop(FileData f) throws FsException {
     try {
-      for (List<Long> run : runs(f, map)) {
+      locks.guards(f.ino);
+    } catch (FsException e) {
+      drop(f);
+      throw e;
+    }
+  }
+
+  /**
+   * Allocates and writes every run of dirty blocks to fresh blocks, adding them to {@code
+   * pieces} and, one unit per run, to {@code units}; on a failure gives back what it took.
+   *
+   * @return how much of the file's promise the allocations spent
+   */
+  private long writeRuns(FileData f, Allocator a, List<List<Long>> runs, List<FileExtent> map,
+      List<Piece> pieces, List<Written> units) throws FsException {
+    long spent = 0;
+    try {
+      for (List<Long> run : runs) {
         int from = pieces.size();
-        spent += allocateAndWrite(f, a, run, goal(map, pieces, run.get(0)), pieces);
-        written.add(new Written(List.copyOf(pieces.subList(from, pieces.size())),
+        spent += allocateAndWrite(f, a, run, goal(f, map, pieces, run.get(0)), pieces);
+        units.add(new Written(List.copyOf(pieces.subList(from, pieces.size())),
             overlapped(map, run)));
       }
-      ends = batches(written);
-      // A release's one commit goes in a group, whose leader flushes the device for all of it
-      // before any of the group's metadata is committed (invariant 2).
-      grouped = declareClean && ends.size() == 1;
-      if (!grouped) {
-        ctx.device.flush();
-      }
+      return spent;
     } catch (NoSpaceException e) {
       abandon(f, a, pieces, spent);
       throw new FsException(Errno.ENOSPC, "no space for inode " + f.ino + ": " + e.getMessage());
@@ -119,7 +203,6 @@ final class Flusher {
       abandon(f, a, pieces, spent);
       throw e;
     }
-    commitAll(f, a, pieces, ends, declareClean, spent, grouped);
   }
 
   /**
@@ -129,9 +212,60 @@ final class Flusher {
   void drop(FileData f) {
     budget.give((long) f.dirty.size() * ctx.blockSize);
     f.dirty.clear();
+    unwriteFrom(f, 0);
     f.pendingEnd = -1;
     f.pendingAttrs = null;
     reservations.settle(f);
+  }
+
+  /**
+   * Takes the written-ahead blocks at and past file block {@code from} out of the buffer and
+   * gives their device blocks back: nothing committed references them (a truncate, a lost lock).
+   */
+  void unwriteFrom(FileData f, long from) {
+    List<Extent> gone = new ArrayList<>();
+    Piece across = f.writtenAt(from);
+    if (across != null && across.fileBlock() < from) {
+      f.written.put(across.fileBlock(), new Piece(across.fileBlock(),
+          new Extent(across.dev().start(), from - across.fileBlock())));
+      gone.add(new Extent(across.deviceBlock(from), across.fileEnd() - from));
+    }
+    var tail = f.written.tailMap(from, true);
+    tail.values().forEach(p -> gone.add(p.dev()));
+    tail.clear();
+    giveBack(gone);
+  }
+
+  /**
+   * Takes file block {@code block} out of its written-ahead piece, if it is in one, and gives its
+   * device block back: a write buffers the block again, so that copy is superseded.
+   */
+  void unwrite(FileData f, long block) {
+    Piece p = f.writtenAt(block);
+    if (p == null) {
+      return;
+    }
+    f.written.remove(p.fileBlock());
+    if (block > p.fileBlock()) {
+      f.written.put(p.fileBlock(),
+          new Piece(p.fileBlock(), new Extent(p.dev().start(), block - p.fileBlock())));
+    }
+    if (block + 1 < p.fileEnd()) {
+      f.written.put(block + 1,
+          new Piece(block + 1, new Extent(p.deviceBlock(block + 1), p.fileEnd() - block - 1)));
+    }
+    giveBack(List.of(new Extent(p.deviceBlock(block), 1)));
+  }
+
+  private void giveBack(List<Extent> gone) {
+    if (gone.isEmpty()) {
+      return;
+    }
+    try {
+      ctx.allocator().abandon(gone);
+    } catch (FsException e) {
+      // no allocator bound: the next claim's rebuild finds these blocks unreferenced, so free
+    }
   }
 
   /** Commits buffered chmod, chown and utimens alone (nothing of the data is buffered). */
@@ -185,6 +319,16 @@ final class Flusher {
     return ends;
   }
 
+  /** Committed extents that file blocks [from, to) fall in. */
+  private static int overlapped(List<FileExtent> map, long from, long to) {
+    int idx = ExtentMap.find(map, from);
+    int count = 0;
+    for (int i = idx >= 0 ? idx : -idx - 1; i < map.size() && map.get(i).fileBlock() < to; i++) {
+      count++;
+    }
+    return count;
+  }
+
   private static int overlapped(List<FileExtent> map, List<Long> run) {
     int count = 0;
     int last = Integer.MIN_VALUE;
@@ -211,23 +355,65 @@ final class Flusher {
         commit(f, a, batch, declareClean && end == pieces.size(), grouped);
       } catch (OutcomeUnknownException e) {
         // This batch may be committed: its blocks stay allocated, so their promise is spent.
-        abandon(f, a, pieces.subList(end, pieces.size()), spent);
+        abandon(f, a, fresh(f, pieces.subList(end, pieces.size())), spent);
+        reload(f, batch);
         throw e;
       } catch (FsException | RuntimeException e) {
-        abandon(f, a, pieces.subList(i, pieces.size()), spent);
+        // Written-ahead pieces stay: the next flush maps them, or a drop gives them back.
+        abandon(f, a, fresh(f, pieces.subList(i, pieces.size())), spent);
         throw e;
       }
       for (Piece p : batch) {
-        for (long b = p.fileBlock(); b < p.fileBlock() + p.dev().length(); b++) {
+        if (f.written.get(p.fileBlock()) == p) {
+          f.written.remove(p.fileBlock());
+          continue;
+        }
+        for (long b = p.fileBlock(); b < p.fileEnd(); b++) {
           f.dirty.remove(b);
           budget.give(ctx.blockSize);
         }
       }
       i = end;
     }
-    if (f.dirty.isEmpty()) {
+    if (f.dirty.isEmpty() && f.written.isEmpty()) {
       f.pendingEnd = -1;
       f.pendingAttrs = null; // every batch carried them; the last one is in
+    }
+  }
+
+  /** The pieces this flush allocated (not written ahead by an earlier write-out). */
+  private static List<Piece> fresh(FileData f, List<Piece> pieces) {
+    return pieces.stream().filter(p -> f.written.get(p.fileBlock()) != p).toList();
+  }
+
+  /**
+   * A commit whose outcome is unknown carried {@code batch}: its written-ahead pieces may be
+   * mapped now, so they must never be committed again (their blocks would be released while
+   * mapped). Their data goes back into memory, as a flush's own blocks stay buffered, and the
+   * next flush maps it to fresh blocks; the old ones stay allocated, freed by that commit if
+   * they were mapped.
+   */
+  private void reload(FileData f, List<Piece> batch) {
+    for (Piece p : batch) {
+      if (f.written.get(p.fileBlock()) != p) {
+        continue;
+      }
+      f.written.remove(p.fileBlock());
+      ByteBuffer buf = ByteBuffer.allocate((int) p.dev().length() * ctx.blockSize);
+      try {
+        ctx.device.read(buf, p.dev().start() * ctx.blockSize);
+      } catch (IOException e) {
+        LOG.warning("inode " + f.ino + ": written-ahead blocks " + p.mapping()
+            + " lost after a commit of unknown outcome: " + e);
+        continue;
+      }
+      for (long b = p.fileBlock(); b < p.fileEnd(); b++) {
+        byte[] block = new byte[ctx.blockSize];
+        System.arraycopy(buf.array(), (int) (b - p.fileBlock()) * ctx.blockSize, block, 0,
+            ctx.blockSize);
+        f.dirty.put(b, block);
+        budget.take(ctx.blockSize);
+      }
     }
   }
 
@@ -285,12 +471,16 @@ final class Flusher {
   }
 
   /** The device block after the file's data just before {@code block}: keeps files contiguous. */
-  private static long goal(List<FileExtent> map, List<Piece> pieces, long block) {
+  private static long goal(FileData f, List<FileExtent> map, List<Piece> pieces, long block) {
     if (!pieces.isEmpty()) {
       Piece last = pieces.get(pieces.size() - 1);
       if (last.fileBlock() + last.dev().length() == block) {
         return last.dev().end();
       }
+    }
+    Piece ahead = f.writtenAt(block - 1);
+    if (ahead != null) {
+      return ahead.deviceBlock(block);
     }
     int idx = ExtentMap.find(map, block - 1);
     int before = idx >= 0 ? idx : -idx - 2;

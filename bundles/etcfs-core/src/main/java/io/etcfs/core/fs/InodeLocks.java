@@ -475,7 +475,7 @@ final class InodeLocks implements RecallHandler {
     }
     f.lock.lock();
     try {
-      return current.get(ino) == lock && f.dirty.isEmpty() && f.pendingAttrs == null;
+      return current.get(ino) == lock && !f.hasBuffered();
     } finally {
       f.lock.unlock();
     }
@@ -557,8 +557,7 @@ final class InodeLocks implements RecallHandler {
     if (f != null) {
       f.lock.lock();
       try {
-        if (lock.mode() == LockMode.EXCLUSIVE
-            && (!f.dirty.isEmpty() || f.pendingAttrs != null)) {
+        if (lock.mode() == LockMode.EXCLUSIVE && f.hasBuffered()) {
           flusher.flush(f);
         }
         forget(lock);

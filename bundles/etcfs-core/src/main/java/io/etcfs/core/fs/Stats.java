@@ -79,6 +79,8 @@ public final class Stats {
   final LongAdder deviceReadBytes = new LongAdder();
   final LongAdder deviceWriteBytes = new LongAdder();
   final LongAdder recalls = new LongAdder();
+  /** Blocks written to the device ahead of their commit, at a full buffer (Flusher#writeOut). */
+  final LongAdder writtenAhead = new LongAdder();
   /** This node's clean exclusive locks made shared in place (kept caches, no hand-over). */
   final LongAdder downgrades = new LongAdder();
 
@@ -115,6 +117,10 @@ public final class Stats {
 
   public long deviceWriteBytes() {
     return deviceWriteBytes.sum();
+  }
+
+  public long writtenAheadBlocks() {
+    return writtenAhead.sum();
   }
 
   public long recalls() {

@@ -78,6 +78,7 @@ final class Truncator {
 
   private void truncateOpen(FileData f, long ino, long size) throws FsException {
     dropBuffered(f, size);
+    zeroWrittenTail(f, size);
     flusher.flush(f);
     shrinkOrGrow(ino, size);
   }
@@ -94,7 +95,28 @@ final class Truncator {
     if (partial != null) {
       Arrays.fill(partial, (int) (size % bs), (int) bs, (byte) 0);
     }
-    f.pendingEnd = f.dirty.isEmpty() ? -1 : Math.min(f.pendingEnd, size);
+    flusher.unwriteFrom(f, cut);
+    f.pendingEnd = f.dirty.isEmpty() && f.written.isEmpty() ? -1 : Math.min(f.pendingEnd, size);
+  }
+
+  /**
+   * The block the new end falls in, if it was written ahead of its commit, reads as zeros past
+   * the end: its device block is rewritten in place, which is safe only because nothing
+   * committed references it yet (the flush that follows maps it).
+   */
+  private void zeroWrittenTail(FileData f, long size) throws FsException {
+    long bs = ctx.blockSize;
+    int in = (int) (size % bs);
+    Flusher.Piece ahead = in == 0 ? null : f.writtenAt(size / bs);
+    if (ahead == null) {
+      return;
+    }
+    long at = ahead.deviceBlock(size / bs) * bs + in;
+    try {
+      ctx.device.write(ByteBuffer.wrap(new byte[(int) bs - in]), at);
+    } catch (IOException e) {
+      throw new FsException(Errno.EIO, "device write at " + at + ": " + e.getMessage(), e);
+    }
   }
 
   private void shrinkOrGrow(long ino, long size) throws FsException {

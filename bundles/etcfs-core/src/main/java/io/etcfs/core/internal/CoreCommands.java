@@ -89,6 +89,7 @@ final class CoreCommands {
     totals.put("locks_made_shared", s.downgrades());
     totals.put("device_read_bytes", s.deviceReadBytes());
     totals.put("device_write_bytes", s.deviceWriteBytes());
+    totals.put("written_ahead_blocks", s.writtenAheadBlocks());
     if (json) {
       return "{\"ops\": " + t.json() + ", " + totals.entrySet().stream()
           .map(e -> Table.quote(e.getKey()) + ": " + e.getValue())
@@ -105,8 +106,9 @@ final class CoreCommands {
             lookups == 0 ? "-" : String.format("%.1f %%", 100.0 * cache[0] / lookups))
         + String.format("recalls served    %,d (and %,d locks made shared in place)%n",
             s.recalls(), s.downgrades())
-        + String.format("device            %,d bytes read, %,d bytes written%n",
-            s.deviceReadBytes(), s.deviceWriteBytes())
+        + String.format("device            %,d bytes read, %,d bytes written"
+            + " (%,d blocks ahead of their commit)%n",
+            s.deviceReadBytes(), s.deviceWriteBytes(), s.writtenAheadBlocks())
         + "latency percentiles are the upper edge of a power-of-two bucket (within 2x)";
   }
 

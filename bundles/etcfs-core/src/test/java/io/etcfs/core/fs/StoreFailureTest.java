@@ -3,6 +3,7 @@ package io.etcfs.core.fs;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.MetaStoreException;
@@ -34,11 +35,12 @@ class StoreFailureTest {
   final AtomicInteger reads = new AtomicInteger();
   final AtomicInteger watches = new AtomicInteger();
   volatile WatchListener listener;
+  MetaStore proxy;
 
   @BeforeEach
   void setUp() throws Exception {
     fx = new FsFixture(dir, 0);
-    MetaStore proxy = (MetaStore) Proxy.newProxyInstance(getClass().getClassLoader(),
+    proxy = (MetaStore) Proxy.newProxyInstance(getClass().getClassLoader(),
         new Class<?>[] {MetaStore.class}, (p, m, args) -> {
           if (down.get() && !m.getName().equals("watch")) {
             throw new MetaStoreException(MetaStoreException.Kind.UNAVAILABLE, "etcd down (test)");
@@ -132,5 +134,35 @@ class StoreFailureTest {
     commitsTimeOut.set(false);
     assertEquals(java.util.List.of(), fx.allocator.abandoned, "blocks that may be referenced");
     assertEquals(8192, fs.getattr(f.ino()).size(), "the commit did apply");
+  }
+
+  /**
+   * Blocks written ahead of their commit (a full buffer) and carried by a commit whose outcome
+   * is unknown may be mapped now: they are never abandoned nor committed again (that commit
+   * would release blocks it maps); their data goes back into memory and the next fsync maps it
+   * to fresh blocks, freeing the ones the lost commit mapped.
+   */
+  @Test
+  void writtenAheadBlocksInACommitOfUnknownOutcomeAreMappedOnce() throws Exception {
+    EtcFs small = fx.new Node("n2", 256 * 1024, proxy).fs;
+    try {
+      var f = small.create(Vfs.ROOT, "ahead", 0644, 2, Caller.ROOT);
+      byte[] data = DataPathTest.bytes(512 * 1024, 4);
+      WriteAheadTest.write(f, 0, data);
+      assertTrue(small.stats().writtenAheadBlocks() > 0);
+      commitsTimeOut.set(true);
+      assertEquals(Errno.EIO, assertThrows(FsException.class, () -> f.fsync(false)).errno());
+      commitsTimeOut.set(false);
+      assertEquals(java.util.List.of(), fx.allocator.abandoned, "blocks that may be referenced");
+      assertArrayEquals(data, DataPathTest.read(f, 0, data.length), "still here, in memory");
+      f.fsync(false);
+      f.release();
+      var r = small.open(f.ino(), 0, Caller.ROOT);
+      assertArrayEquals(data, DataPathTest.read(r, 0, data.length));
+      r.release();
+      assertEquals(128, fx.allocator.usedBlocks(), "mapped once; the lost commit's blocks freed");
+    } finally {
+      small.close();
+    }
   }
 }

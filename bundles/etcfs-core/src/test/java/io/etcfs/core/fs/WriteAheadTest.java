@@ -1,0 +1,250 @@
+package io.etcfs.core.fs;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.etcfs.core.fs.meta.Codec;
+import io.etcfs.core.fs.meta.FileExtent;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.Keys;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.spi.vfs.Caller;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import io.etcfs.spi.vfs.OpenFile;
+import io.etcfs.spi.vfs.SetAttr;
+import io.etcfs.spi.vfs.Vfs;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Write early, commit late: a write that finds the buffer full writes the buffered blocks to
+ * fresh device blocks and commits them only at the next flush. Nothing is committed before
+ * that, reads see the blocks at once, and every way a buffer ends (commit, truncate, overwrite,
+ * lost lock, recall) maps or gives back each of them exactly once.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class WriteAheadTest {
+  static final Caller ROOT = Caller.ROOT;
+  static final int RDWR = 2;
+  /** A 256 KiB node budget: a file's share is 64 KiB, so 16 blocks buffer and the rest go ahead. */
+  static final long SMALL = 256 * 1024;
+
+  @TempDir Path dir;
+  FsFixture fx;
+  FsFixture.Node node;
+  EtcFs fs;
+
+  void start(long dataBytes, long buffer) throws Exception {
+    fx = new FsFixture(dir, dataBytes);
+    node = fx.node("n1", buffer);
+    fs = node.fs;
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    if (fx != null) {
+      fs.close();
+      fx.close();
+    }
+  }
+
+  @Test
+  void aFullBufferGoesToTheDeviceButIsCommittedOnlyAtTheFsync() throws Exception {
+    start(0, SMALL);
+    OpenFile f = fs.create(Vfs.ROOT, "seq", 0644, RDWR, ROOT);
+    byte[] data = DataPathTest.bytes(2 << 20, 7);
+    write(f, 0, data);
+    assertTrue(fs.stats().writtenAheadBlocks() >= 400, "written ahead: "
+        + fs.stats().writtenAheadBlocks());
+    assertTrue(extents(f.ino()).isEmpty(), "nothing committed before the fsync");
+    assertEquals(0, committedSize(f.ino()));
+    assertEquals(data.length, fs.getattr(f.ino()).size(), "this node sees its writes");
+    assertArrayEquals(data, DataPathTest.read(f, 0, data.length), "read from where it went");
+    long commits = fs.stats().storeCommits();
+    f.fsync(false);
+    assertTrue(fs.stats().storeCommits() - commits <= 3,
+        "2 MiB in few commits: " + (fs.stats().storeCommits() - commits));
+    List<FileExtent> map = extents(f.ino());
+    assertEquals(1, map.size(), "contiguous on the device: " + map);
+    assertEquals(512, map.get(0).length());
+    assertEquals(data.length, committedSize(f.ino()));
+    assertEquals(512, fx.allocator.usedBlocks());
+    f.release();
+    OpenFile r = fs.open(f.ino(), 0, ROOT);
+    assertArrayEquals(data, DataPathTest.read(r, 0, data.length));
+    r.release();
+  }
+
+  @Test
+  void anotherNodesReadRecallsAndCommitsWhatWasWrittenAhead() throws Exception {
+    start(0, SMALL);
+    FsFixture.Node other = fx.node("n2");
+    try {
+      OpenFile w = fs.create(Vfs.ROOT, "shared", 0644, RDWR, ROOT);
+      byte[] data = DataPathTest.bytes(1 << 20, 8);
+      write(w, 0, data);
+      assertTrue(fs.stats().writtenAheadBlocks() > 0);
+      OpenFile r = other.fs.open(w.ino(), 0, ROOT); // recalls n1's lock: n1 commits first
+      assertArrayEquals(data, DataPathTest.read(r, 0, data.length));
+      r.release();
+      DataPathTest.write(w, 4096, new byte[] {9}); // n1 asks for its lock back
+      w.release();
+      assertEquals(256, fx.allocator.usedBlocks(), "each block mapped once, the replaced freed");
+    } finally {
+      other.fs.close();
+    }
+  }
+
+  @Test
+  void overwritesTruncatesAndPunchesOfWrittenAheadBlocksAgreeWithAModel() throws Exception {
+    start(0, SMALL);
+    OpenFile f = fs.create(Vfs.ROOT, "m", 0644, RDWR, ROOT);
+    Random rnd = new Random(11);
+    byte[] model = new byte[1 << 20];
+    int size = 0;
+    for (int i = 0; i < 400; i++) {
+      int op = rnd.nextInt(20);
+      if (op == 0) {
+        int cut = rnd.nextInt(size + 1);
+        fs.setattr(f.ino(), SetAttr.size(cut), ROOT);
+        Arrays.fill(model, cut, model.length, (byte) 0);
+        size = cut;
+      } else if (op == 1 && size > 0) {
+        int off = rnd.nextInt(size);
+        int len = 1 + rnd.nextInt(64 * 1024);
+        f.fallocate(3, off, len); // FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+        Arrays.fill(model, off, Math.min(size, off + len), (byte) 0);
+      } else if (op == 2) {
+        f.fsync(false);
+      } else if (op == 3 && size > 0) {
+        int off = rnd.nextInt(size);
+        int len = rnd.nextInt(100_000);
+        assertArrayEquals(Arrays.copyOfRange(model, off, Math.min(size, off + len)),
+            DataPathTest.read(f, off, len), "read at " + off + " step " + i);
+      } else {
+        // mostly long sequential runs, which overflow the buffer and go ahead
+        int off = rnd.nextInt(model.length - 200_000);
+        byte[] d = DataPathTest.bytes(rnd.nextBoolean() ? 1 + rnd.nextInt(8000)
+            : 100_000 + rnd.nextInt(100_000), i);
+        write(f, off, d);
+        System.arraycopy(d, 0, model, off, d.length);
+        size = Math.max(size, off + d.length);
+      }
+    }
+    assertTrue(fs.stats().writtenAheadBlocks() > 0, "the run exercised writing ahead");
+    assertEquals(size, fs.getattr(f.ino()).size());
+    assertArrayEquals(Arrays.copyOf(model, size), DataPathTest.read(f, 0, model.length));
+    f.release();
+    assertEquals(size, committedSize(f.ino()));
+    OpenFile r = fs.open(f.ino(), 0, ROOT);
+    assertArrayEquals(Arrays.copyOf(model, size), DataPathTest.read(r, 0, model.length));
+    r.release();
+    long mapped = extents(f.ino()).stream().mapToLong(FileExtent::length).sum();
+    assertEquals(mapped, fx.allocator.usedBlocks(), "no written-ahead block left allocated");
+    assertEquals(0, fx.allocator.promised());
+  }
+
+  @Test
+  void aTruncateIntoAWrittenAheadBlockZeroesItsTail() throws Exception {
+    start(0, SMALL);
+    OpenFile f = fs.create(Vfs.ROOT, "t", 0644, RDWR, ROOT);
+    byte[] ones = new byte[512 * 1024];
+    Arrays.fill(ones, (byte) 1);
+    write(f, 0, ones); // block 2 is written ahead
+    DataPathTest.write(f, ones.length, new byte[4096]); // and stays ahead, not buffered again
+    fs.setattr(f.ino(), SetAttr.size(10_000), ROOT);
+    fs.setattr(f.ino(), SetAttr.size(12_288), ROOT);
+    byte[] expect = new byte[12_288];
+    Arrays.fill(expect, 0, 10_000, (byte) 1);
+    assertArrayEquals(expect, DataPathTest.read(f, 0, 20_000));
+    f.release();
+    assertEquals(3, fx.allocator.usedBlocks(), "blocks past the end given back");
+  }
+
+  @Test
+  void seekSeesWrittenAheadBlocksAsData() throws Exception {
+    start(0, SMALL);
+    OpenFile f = fs.create(Vfs.ROOT, "s", 0644, RDWR, ROOT);
+    write(f, 1 << 20, new byte[256 * 1024]); // blocks 256..319, most ahead
+    DataPathTest.write(f, 4 << 20, new byte[4096]); // a hole between
+    assertTrue(fs.stats().writtenAheadBlocks() > 0);
+    assertEquals(1 << 20, f.seek(0, false), "SEEK_DATA");
+    assertEquals((1 << 20) + 256 * 1024, f.seek(1 << 20, true), "SEEK_HOLE");
+    assertEquals(4 << 20, f.seek((1 << 20) + 256 * 1024, false));
+    f.release();
+  }
+
+  /**
+   * Invariant 4: a node that lost its lock commits nothing it buffered under it, and the blocks it
+   * wrote ahead are given back, not left allocated until the next rebuild.
+   */
+  @Test
+  void aLostLockCommitsNothingAndGivesTheWrittenAheadBlocksBack() throws Exception {
+    start(0, SMALL);
+    OpenFile f = fs.create(Vfs.ROOT, "lost", 0644, RDWR, ROOT);
+    write(f, 0, DataPathTest.bytes(1 << 20, 3));
+    assertTrue(fs.stats().writtenAheadBlocks() > 0);
+    assertTrue(fx.allocator.usedBlocks() > 0, "ahead: allocated, not committed");
+    // the lock's grant key is gone (its session expired, another node was granted it)
+    fx.store.commit(new Txn().then(Op.delete(Keys.of("/etcfs/" + FsFixture.FS + "/locks/"
+        + f.ino() + "/n1"))));
+    assertEquals(Errno.EIO, assertThrows(FsException.class, () -> f.fsync(false)).errno());
+    assertEquals(Errno.EIO, assertThrows(FsException.class, f::release).errno());
+    assertTrue(extents(f.ino()).isEmpty(), "nothing committed");
+    assertEquals(0, fx.allocator.usedBlocks(), "the written-ahead blocks came back");
+    assertEquals(0, fx.allocator.promised());
+  }
+
+  /** Issue 12's rule holds ahead too: the write that cannot be stored fails, nothing is lost. */
+  @Test
+  void noSpaceFailsTheWriteAndKeepsEverythingAccepted() throws Exception {
+    start(0, SMALL);
+    long free = fx.allocator.freeBlocks();
+    OpenFile f = fs.create(Vfs.ROOT, "full", 0644, RDWR, ROOT);
+    byte[] most = DataPathTest.bytes((int) ((free - 4) * 4096), 5);
+    write(f, 0, most);
+    assertTrue(fs.stats().writtenAheadBlocks() > 0);
+    assertEquals(Errno.ENOSPC, assertThrows(FsException.class,
+        () -> f.write(ByteBuffer.wrap(new byte[5 * 4096]), most.length)).errno());
+    DataPathTest.write(f, most.length, new byte[4 * 4096]); // the last four blocks still fit
+    f.fsync(false);
+    assertEquals(most.length + 4 * 4096L, committedSize(f.ino()));
+    assertArrayEquals(most, DataPathTest.read(f, 0, most.length));
+    assertEquals(0, fx.allocator.freeBlocks());
+    f.release();
+  }
+
+  /** As the kernel sends a long write: in requests of at most 32 KiB. */
+  static void write(OpenFile f, long off, byte[] data) throws FsException {
+    for (int at = 0; at < data.length; at += 32 * 1024) {
+      DataPathTest.write(f, off + at,
+          Arrays.copyOfRange(data, at, Math.min(data.length, at + 32 * 1024)));
+    }
+  }
+
+  long committedSize(long ino) {
+    return fx.store.get(fx.keys.inode(ino)).map(kv -> Codec.decodeInode(kv.value()).size())
+        .orElseThrow();
+  }
+
+  List<FileExtent> extents(long ino) {
+    List<FileExtent> out = new ArrayList<>();
+    for (KeyValue kv : fx.store.prefix(fx.keys.extentPrefix(ino), 0).kvs()) {
+      out.addAll(Codec.decodeExtents(kv.value()));
+    }
+    return out;
+  }
+}

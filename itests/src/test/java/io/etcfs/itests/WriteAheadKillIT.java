@@ -1,0 +1,152 @@
+package io.etcfs.itests;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Write early, commit late (issue 13): a node whose writers fill their buffers writes the blocks
+ * to the device at once and commits them at the next fsync, close or recall. Killed with such
+ * blocks outstanding, it loses only what no fsync promised: what it fsynced reads back whole on
+ * the survivor, nothing it never committed shows, and every block it wrote ahead is free again
+ * once it is recovered.
+ */
+@Timeout(300)
+class WriteAheadKillIT {
+  private static final int MIB = 1 << 20;
+
+  @TempDir Path tmp;
+  LocalCluster cluster;
+
+  @AfterEach
+  void down() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @Test
+  void aNodeKilledWithBlocksWrittenAheadLosesNoFsyncAndNoSpace() throws Exception {
+    // 1 MiB of superblock and heartbeats plus three 64 MiB arenas
+    cluster = LocalCluster.up(tmp.resolve("c"), 2, "200M");
+    Path n1 = cluster.mount(1);
+    Path n2 = cluster.mount(2);
+    String etcd = Faults.env(cluster.dir()).get("ETCFS_ETCD");
+    long generation = Faults.generation(etcd, "etcfs", "node1");
+
+    write(n1.resolve("kept"), 0, 40, true); // 40 MiB: past a file's 16 MiB buffer, fsynced
+    try (FileChannel ahead = FileChannel.open(n1.resolve("ahead"), StandardOpenOption.CREATE,
+        StandardOpenOption.WRITE)) {
+      ahead.force(true); // the file exists on every node; its data never gets an fsync
+      writeInto(ahead, 100, 120);
+      Faults.await("node1 writes blocks ahead of their commit", Duration.ofSeconds(60),
+          () -> writtenAhead(n1) > 40 * MIB / 4096);
+      long pid = Faults.nodePid(cluster, 1);
+      DeathWatch watch = DeathWatch.start(pid);
+      Faults.signal(pid, "KILL");
+      assertTrue(watch.awaitDeath(30_000) > 0, "node1 alive 30 s after SIGKILL");
+    } catch (IOException e) {
+      // the channel's close on a dead mount
+    }
+    Faults.awaitRecovered(etcd, "etcfs", "node1", generation, Duration.ofSeconds(90));
+
+    verify(n2.resolve("kept"), 0, 40L * MIB);
+    long committed = Files.size(n2.resolve("ahead"));
+    verify(n2.resolve("ahead"), 100, committed); // what a commit mapped, if any, is right
+
+    // everything but what is committed can be written again on node2
+    long filled = fillUntilEnospc(n2.resolve("fill"));
+    long expected = 192L * MIB - 40L * MIB - committed;
+    assertTrue(filled >= expected - 8L * MIB, "node2 filled " + filled / MIB + " MiB of the "
+        + expected / MIB + " MiB neither file references: blocks written ahead are lost");
+  }
+
+  /** The engine's count of blocks written ahead of their commit, from the node's shell. */
+  private long writtenAhead(Path mount) throws Exception {
+    Distribution.Result r = cluster.etcfs("shell", mount.toString(), "-c", "stats --json");
+    assertEquals(0, r.exit(), "stats: " + r);
+    Matcher m = Pattern.compile("\"written_ahead_blocks\": (\\d+)").matcher(r.out());
+    assertTrue(m.find(), "no written_ahead_blocks in " + r.out());
+    return Long.parseLong(m.group(1));
+  }
+
+  private static void write(Path f, int seed, int mib, boolean fsync) throws IOException {
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE)) {
+      writeInto(ch, seed, mib);
+      if (fsync) {
+        ch.force(true);
+      }
+    }
+  }
+
+  private static void writeInto(FileChannel ch, int seed, int mib) throws IOException {
+    for (int i = 0; i < mib; i++) {
+      ByteBuffer block = ByteBuffer.wrap(stamped(seed, i));
+      while (block.hasRemaining()) {
+        ch.write(block);
+      }
+    }
+  }
+
+  private static byte[] stamped(int seed, int index) {
+    byte[] block = new byte[MIB];
+    Arrays.fill(block, (byte) (seed + index * 7 + 1));
+    ByteBuffer.wrap(block).putInt(seed).putInt(index);
+    return block;
+  }
+
+  /** {@code f} is {@code length} bytes of {@link #stamped} MiBs. */
+  private static void verify(Path f, int seed, long length) throws IOException {
+    assertEquals(length, Files.size(f), f + "'s size");
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
+      ByteBuffer buf = ByteBuffer.allocate(MIB);
+      for (int i = 0; (long) i * MIB < length; i++) {
+        int want = (int) Math.min(MIB, length - (long) i * MIB);
+        buf.clear().limit(want);
+        while (buf.hasRemaining() && ch.read(buf, (long) i * MIB + buf.position()) >= 0) {
+          // until the block is in
+        }
+        assertArrayEquals(Arrays.copyOf(stamped(seed, i), want),
+            Arrays.copyOf(buf.array(), want), f + ": MiB " + i + " differs");
+      }
+    }
+  }
+
+  /** Bytes written in 1 MiB writes until one fails, which must be ENOSPC; then fsynced. */
+  private static long fillUntilEnospc(Path f) throws IOException {
+    long written = 0;
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE)) {
+      for (int i = 0; ; i++) {
+        ByteBuffer block = ByteBuffer.wrap(stamped(7, i));
+        try {
+          while (block.hasRemaining()) {
+            written += ch.write(block);
+          }
+        } catch (IOException e) {
+          assertTrue(String.valueOf(e.getMessage()).contains("No space left on device"),
+              "expected ENOSPC from write(), got " + e);
+          break;
+        }
+        assertTrue(i < 1024, "wrote 1 GiB to a 200 MiB device without ENOSPC");
+      }
+    }
+    return written;
+  }
+}
