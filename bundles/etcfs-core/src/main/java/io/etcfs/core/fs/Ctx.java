@@ -23,6 +23,8 @@ final class Ctx {
   final int blockSize;
   final InodeNumbers inos;
   final Stats stats = new Stats();
+  /** Last closes being committed here, which may free space a write waits for. */
+  final Releasing releasing = new Releasing();
   /** The names inodes were last seen under here, for their paths in shell output. */
   final LastNames names = new LastNames();
   /** What the front end's kernel cache is told (names, attributes, locks going). */

@@ -33,7 +33,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   /** The node-wide write-back budget. */
   public static final long DEFAULT_BUFFER_BYTES = 64L << 20;
 
-  private final Ctx ctx;
+  final Ctx ctx; // package-private for tests
   private final CacheWatch watch;
   private final Lookups lookups;
   private final DirReader dirs;

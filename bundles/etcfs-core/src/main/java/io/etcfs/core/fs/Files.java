@@ -221,6 +221,15 @@ final class Files {
    * (see Flusher); the last close here of an unlinked file frees it.
    */
   void release(FileData f) throws FsException {
+    ctx.releasing.begin(f.ino);
+    try {
+      releaseCounted(f);
+    } finally {
+      ctx.releasing.end(f.ino);
+    }
+  }
+
+  private void releaseCounted(FileData f) throws FsException {
     FsException failure = null;
     boolean last;
     // Under the file's lock from the commit to the forgetting: a chmod another process makes

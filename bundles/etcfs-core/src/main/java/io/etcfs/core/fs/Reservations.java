@@ -28,10 +28,21 @@ final class Reservations {
     try {
       ctx.allocator().reserve(blocks);
     } catch (NoSpaceException e) {
-      throw new FsException(Errno.ENOSPC, "no space to buffer " + blocks + " blocks of inode "
-          + f.ino + ": " + e.getMessage());
+      if (!ctx.releasing.awaitOthers(f.ino)) {
+        throw noSpace(f, blocks, e);
+      }
+      try {
+        ctx.allocator().reserve(blocks); // a release that freed space may have finished
+      } catch (NoSpaceException again) {
+        throw noSpace(f, blocks, again);
+      }
     }
     f.reservedBlocks += blocks;
+  }
+
+  private static FsException noSpace(FileData f, long blocks, NoSpaceException e) {
+    return new FsException(Errno.ENOSPC, "no space to buffer " + blocks + " blocks of inode "
+        + f.ino + ": " + e.getMessage());
   }
 
   /**

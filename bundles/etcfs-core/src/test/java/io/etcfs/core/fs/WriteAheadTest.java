@@ -227,6 +227,42 @@ class WriteAheadTest {
     f.release();
   }
 
+  /**
+   * A release runs after close(2) returned, so an rm right after a close can return before the
+   * file's blocks are free: a write that finds no space while another file's release is in
+   * flight waits for it and asks again instead of answering ENOSPC at once.
+   */
+  @Test
+  void aWriteThatFindsNoSpaceWaitsForReleasesInFlight() throws Exception {
+    start(0, SMALL);
+    OpenFile big = fs.create(Vfs.ROOT, "big", 0644, RDWR, ROOT);
+    write(big, 0, new byte[(int) (fx.allocator.freeBlocks() * 4096)]);
+    big.release();
+    OpenFile f = fs.create(Vfs.ROOT, "next", 0644, RDWR, ROOT);
+    assertEquals(Errno.ENOSPC, assertThrows(FsException.class,
+        () -> f.write(ByteBuffer.wrap(new byte[4096]), 0)).errno(), "none in flight: at once");
+    fs.ctx.releasing.begin(big.ino()); // as if big's last close were still committing
+    Thread writer = Thread.currentThread();
+    Thread release = new Thread(() -> {
+      try {
+        while (writer.getState() != Thread.State.TIMED_WAITING) {
+          Thread.onSpinWait();
+        }
+        fs.unlink(Vfs.ROOT, "big", ROOT);
+      } catch (FsException e) {
+        throw new IllegalStateException(e);
+      } finally {
+        fs.ctx.releasing.end(big.ino());
+      }
+    });
+    release.start();
+    DataPathTest.write(f, 0, new byte[4096]);
+    release.join();
+    f.fsync(false);
+    assertEquals(4096, committedSize(f.ino()));
+    f.release();
+  }
+
   /** As the kernel sends a long write: in requests of at most 32 KiB. */
   static void write(OpenFile f, long off, byte[] data) throws FsException {
     for (int at = 0; at < data.length; at += 32 * 1024) {
