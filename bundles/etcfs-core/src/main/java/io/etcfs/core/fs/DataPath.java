@@ -164,8 +164,8 @@ final class DataPath {
    * lseek(2)'s SEEK_DATA and SEEK_HOLE, under the same locks as a read: another node's unflushed
    * writes are recalled (committed) first, this node's are in its buffer, so the answer covers
    * every write() that returned before it. A block is data if the committed extent map holds it
-   * or it is buffered here (in memory or written ahead); every other block below the size is a hole. The answer is whole
-   * blocks, as the map is: a partly written block is all data.
+   * or it is buffered here (in memory or written ahead); every other block below the size is a
+   * hole. The answer is whole blocks, as the map is: a partly written block is all data.
    */
   long seek(FileData f, long off, boolean hole) throws FsException {
     return underReadLock(f, () -> seekLocked(f, off, hole));
@@ -358,7 +358,7 @@ final class DataPath {
           if (len < bs) {
             readDevice(ByteBuffer.wrap(buf), ahead.deviceBlock(blk) * bs, bs);
           }
-          flusher.unwrite(f, blk); // the buffered copy supersedes it
+          flusher.unwrite(f, blk, blk + 1); // the buffered copy supersedes it
         } else if (len < bs) {
           s = s == null ? extents.snapshot(f.ino) : s;
           fillCommitted(s, blk, buf);

@@ -6,8 +6,8 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * One file's state on this node, shared by all its open handles: the write-back buffer of whole
  * blocks not yet committed (in memory, or written ahead to the device), and the size the
- * buffered writes imply. The lock serialises this
- * node's reads, writes, flushes and truncations of the file.
+ * buffered writes imply. The lock serialises this node's reads, writes, flushes and truncations
+ * of the file.
  */
 final class FileData {
   final long ino;

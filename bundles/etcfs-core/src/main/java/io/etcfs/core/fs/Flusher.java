@@ -190,7 +190,7 @@ final class Flusher {
         int from = pieces.size();
         spent += allocateAndWrite(f, a, run, goal(f, map, pieces, run.get(0)), pieces);
         units.add(new Written(List.copyOf(pieces.subList(from, pieces.size())),
-            overlapped(map, run)));
+            overlapped(map, run.get(0), run.get(run.size() - 1) + 1)));
       }
       return spent;
     } catch (NoSpaceException e) {
@@ -212,49 +212,36 @@ final class Flusher {
   void drop(FileData f) {
     budget.give((long) f.dirty.size() * ctx.blockSize);
     f.dirty.clear();
-    unwriteFrom(f, 0);
+    unwrite(f, 0, Long.MAX_VALUE);
     f.pendingEnd = -1;
     f.pendingAttrs = null;
     reservations.settle(f);
   }
 
   /**
-   * Takes the written-ahead blocks at and past file block {@code from} out of the buffer and
-   * gives their device blocks back: nothing committed references them (a truncate, a lost lock).
+   * Takes file blocks [{@code from}, {@code to}) out of the written-ahead pieces, keeping the
+   * parts of the pieces around them, and gives their device blocks back: nothing committed
+   * references them (a truncate, a lost lock, a write that buffers a block again).
    */
-  void unwriteFrom(FileData f, long from) {
-    List<Extent> gone = new ArrayList<>();
+  void unwrite(FileData f, long from, long to) {
     Piece across = f.writtenAt(from);
-    if (across != null && across.fileBlock() < from) {
-      f.written.put(across.fileBlock(), new Piece(across.fileBlock(),
-          new Extent(across.dev().start(), from - across.fileBlock())));
-      gone.add(new Extent(across.deviceBlock(from), across.fileEnd() - from));
+    var hit = f.written.subMap(across != null ? across.fileBlock() : from, true, to, false);
+    List<Piece> cut = List.copyOf(hit.values());
+    hit.clear();
+    List<Extent> gone = new ArrayList<>();
+    for (Piece p : cut) {
+      long start = Math.max(from, p.fileBlock());
+      long end = Math.min(to, p.fileEnd());
+      if (p.fileBlock() < start) {
+        f.written.put(p.fileBlock(),
+            new Piece(p.fileBlock(), new Extent(p.dev().start(), start - p.fileBlock())));
+      }
+      if (end < p.fileEnd()) {
+        f.written.put(end, new Piece(end, new Extent(p.deviceBlock(end), p.fileEnd() - end)));
+      }
+      gone.add(new Extent(p.deviceBlock(start), end - start));
     }
-    var tail = f.written.tailMap(from, true);
-    tail.values().forEach(p -> gone.add(p.dev()));
-    tail.clear();
     giveBack(gone);
-  }
-
-  /**
-   * Takes file block {@code block} out of its written-ahead piece, if it is in one, and gives its
-   * device block back: a write buffers the block again, so that copy is superseded.
-   */
-  void unwrite(FileData f, long block) {
-    Piece p = f.writtenAt(block);
-    if (p == null) {
-      return;
-    }
-    f.written.remove(p.fileBlock());
-    if (block > p.fileBlock()) {
-      f.written.put(p.fileBlock(),
-          new Piece(p.fileBlock(), new Extent(p.dev().start(), block - p.fileBlock())));
-    }
-    if (block + 1 < p.fileEnd()) {
-      f.written.put(block + 1,
-          new Piece(block + 1, new Extent(p.deviceBlock(block + 1), p.fileEnd() - block - 1)));
-    }
-    giveBack(List.of(new Extent(p.deviceBlock(block), 1)));
   }
 
   private void giveBack(List<Extent> gone) {
@@ -319,25 +306,12 @@ final class Flusher {
     return ends;
   }
 
-  /** Committed extents that file blocks [from, to) fall in. */
+  /** Committed extents that file blocks [from, to) fall in (a run is consecutive blocks). */
   private static int overlapped(List<FileExtent> map, long from, long to) {
     int idx = ExtentMap.find(map, from);
     int count = 0;
     for (int i = idx >= 0 ? idx : -idx - 1; i < map.size() && map.get(i).fileBlock() < to; i++) {
       count++;
-    }
-    return count;
-  }
-
-  private static int overlapped(List<FileExtent> map, List<Long> run) {
-    int count = 0;
-    int last = Integer.MIN_VALUE;
-    for (long b : run) {
-      int idx = ExtentMap.find(map, b);
-      if (idx >= 0 && idx != last) {
-        count++;
-      }
-      last = idx;
     }
     return count;
   }
@@ -364,7 +338,7 @@ final class Flusher {
         throw e;
       }
       for (Piece p : batch) {
-        if (f.written.get(p.fileBlock()) == p) {
+        if (ahead(f, p)) {
           f.written.remove(p.fileBlock());
           continue;
         }
@@ -383,7 +357,12 @@ final class Flusher {
 
   /** The pieces this flush allocated (not written ahead by an earlier write-out). */
   private static List<Piece> fresh(FileData f, List<Piece> pieces) {
-    return pieces.stream().filter(p -> f.written.get(p.fileBlock()) != p).toList();
+    return pieces.stream().filter(p -> !ahead(f, p)).toList();
+  }
+
+  /** Whether {@code p} is one of {@code f}'s written-ahead pieces (not allocated by this flush). */
+  private static boolean ahead(FileData f, Piece p) {
+    return f.written.get(p.fileBlock()) == p;
   }
 
   /**
@@ -395,7 +374,7 @@ final class Flusher {
    */
   private void reload(FileData f, List<Piece> batch) {
     for (Piece p : batch) {
-      if (f.written.get(p.fileBlock()) != p) {
+      if (!ahead(f, p)) {
         continue;
       }
       f.written.remove(p.fileBlock());
@@ -474,7 +453,7 @@ final class Flusher {
   private static long goal(FileData f, List<FileExtent> map, List<Piece> pieces, long block) {
     if (!pieces.isEmpty()) {
       Piece last = pieces.get(pieces.size() - 1);
-      if (last.fileBlock() + last.dev().length() == block) {
+      if (last.fileEnd() == block) {
         return last.dev().end();
       }
     }

@@ -95,7 +95,7 @@ final class Truncator {
     if (partial != null) {
       Arrays.fill(partial, (int) (size % bs), (int) bs, (byte) 0);
     }
-    flusher.unwriteFrom(f, cut);
+    flusher.unwrite(f, cut, Long.MAX_VALUE);
     f.pendingEnd = f.dirty.isEmpty() && f.written.isEmpty() ? -1 : Math.min(f.pendingEnd, size);
   }
 
