@@ -57,6 +57,20 @@ final class LocalCluster implements AutoCloseable {
     return c;
   }
 
+  /** One of a node's counters, from {@code stats --json} in its shell. */
+  long counter(Path mount, String name) throws Exception {
+    Distribution.Result r = etcfs("shell", mount.toString(), "-c", "stats --json");
+    if (r.exit() != 0) {
+      throw new AssertionError("stats: " + r);
+    }
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + name + "\": (\\d+)")
+        .matcher(r.out());
+    if (!m.find()) {
+      throw new AssertionError("no " + name + " in " + r.out());
+    }
+    return Long.parseLong(m.group(1));
+  }
+
   Path mount(int node) {
     return dir.resolve("mnt/node" + node);
   }

@@ -12,8 +12,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -55,7 +53,7 @@ class WriteAheadKillIT {
       ahead.force(true); // the file exists on every node; its data never gets an fsync
       writeInto(ahead, 100, 120);
       Faults.await("node1 writes blocks ahead of their commit", Duration.ofSeconds(60),
-          () -> writtenAhead(n1) > 40 * MIB / 4096);
+          () -> cluster.counter(n1, "written_ahead_blocks") > 40 * MIB / 4096);
       long pid = Faults.nodePid(cluster, 1);
       DeathWatch watch = DeathWatch.start(pid);
       Faults.signal(pid, "KILL");
@@ -76,14 +74,6 @@ class WriteAheadKillIT {
         + expected / MIB + " MiB neither file references: blocks written ahead are lost");
   }
 
-  /** The engine's count of blocks written ahead of their commit, from the node's shell. */
-  private long writtenAhead(Path mount) throws Exception {
-    Distribution.Result r = cluster.etcfs("shell", mount.toString(), "-c", "stats --json");
-    assertEquals(0, r.exit(), "stats: " + r);
-    Matcher m = Pattern.compile("\"written_ahead_blocks\": (\\d+)").matcher(r.out());
-    assertTrue(m.find(), "no written_ahead_blocks in " + r.out());
-    return Long.parseLong(m.group(1));
-  }
 
   private static void write(Path f, int seed, int mib, boolean fsync) throws IOException {
     try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW,

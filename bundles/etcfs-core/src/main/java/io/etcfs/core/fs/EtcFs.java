@@ -12,6 +12,7 @@ import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.DirPage;
+import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.OpenFile;
 import io.etcfs.spi.vfs.PosixLock;
@@ -52,6 +53,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   private final Extents extentsOf;
   private final OpenFiles open;
   private final InodePathFinder paths;
+  private final Delegations delegations;
 
   /**
    * Starts the engine: its cache watch runs from here on.
@@ -99,6 +101,8 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
     this.sweep = new DeadNodeSweep(ctx, purger);
     this.paths = new InodePathFinder(ctx, lookups, dirs);
+    this.delegations = new Delegations(ctx, locks, removes, lookups, open, Delegations.ENABLED);
+    locks.setDelegations(delegations);
     watch.start();
   }
 
@@ -123,6 +127,11 @@ public final class EtcFs implements Vfs, AutoCloseable {
   /** Whether this node's metadata cache has applied {@code revision}, waiting up to the timeout. */
   boolean cacheReached(long revision, long timeoutMs) {
     return ctx.cache.awaitRevision(revision, timeoutMs);
+  }
+
+  /** Whether this node queues unlinks in {@code dir} now, under its delegation (for tests). */
+  boolean delegated(long dir) {
+    return delegations.queuing(dir);
   }
 
   /** Key look-ups answered by the metadata cache and those that went to etcd. */
@@ -201,44 +210,90 @@ public final class EtcFs implements Vfs, AutoCloseable {
   public Attr lookup(long dir, String name, Caller caller) throws FsException {
     // As current as a getattr: the kernel may use a lookup's attributes for a stat (for the
     // rest of the jiffy even with an attribute timeout of 0).
-    return Calls.run(ctx, "lookup " + name, () -> current(lookups.lookup(dir, name)));
+    return Calls.run(ctx, "lookup " + name, () -> {
+      if (delegations.isGone(dir, name)) {
+        throw new FsException(Errno.ENOENT, "no '" + name + "' in " + dir + " (unlinked)");
+      }
+      locks.beforeAttributes(dir); // another node's delegation of it: its queue commits first
+      return current(lookups.lookup(dir, name));
+    });
   }
 
   @Override
   public Attr mknod(long dir, String name, int mode, long rdev, Caller caller)
       throws FsException {
-    return Calls.run(ctx, "mknod " + name, () -> creates.mknod(dir, name, mode, rdev, caller));
+    return Calls.run(ctx, "mknod " + name, () -> {
+      delegations.before(dir);
+      return creates.mknod(dir, name, mode, rdev, caller);
+    });
   }
 
   @Override
   public Attr mkdir(long dir, String name, int mode, Caller caller) throws FsException {
-    return Calls.run(ctx, "mkdir " + name, () -> creates.mkdir(dir, name, mode, caller));
+    return Calls.run(ctx, "mkdir " + name, () -> {
+      delegations.before(dir);
+      return creates.mkdir(dir, name, mode, caller);
+    });
   }
 
   @Override
   public Attr symlink(long dir, String name, String target, Caller caller) throws FsException {
-    return Calls.run(ctx, "symlink " + name, () -> creates.symlink(dir, name, target, caller));
+    return Calls.run(ctx, "symlink " + name, () -> {
+      delegations.before(dir);
+      return creates.symlink(dir, name, target, caller);
+    });
   }
 
   @Override
   public Attr link(long ino, long dir, String name, Caller caller) throws FsException {
-    return Calls.run(ctx, "link " + name, () -> creates.link(ino, dir, name, caller));
+    return Calls.run(ctx, "link " + name, () -> {
+      delegations.before(dir);
+      return creates.link(ino, dir, name, caller);
+    });
   }
 
   @Override
   public void unlink(long dir, String name, Caller caller) throws FsException {
-    Calls.run(ctx, "unlink " + name, () -> removes.unlink(dir, name, caller));
+    Calls.run(ctx, "unlink " + name, () -> {
+      if (delegations.queueUnlink(dir, name, caller)) {
+        return; // committed in the background, under the directory's delegation
+      }
+      delegations.before(dir);
+      removes.unlink(dir, name, caller);
+      delegations.unlinked(dir);
+    });
   }
 
   @Override
   public void rmdir(long dir, String name, Caller caller) throws FsException {
-    Calls.run(ctx, "rmdir " + name, () -> removes.rmdir(dir, name, caller));
+    Calls.run(ctx, "rmdir " + name, () -> {
+      delegations.before(dir);
+      settleChild(dir, name); // unlinks queued in the directory removed: it must be empty
+      removes.rmdir(dir, name, caller);
+    });
   }
 
   @Override
   public void rename(long fromDir, String from, long toDir, String to, Caller caller)
       throws FsException {
-    Calls.run(ctx, "rename " + from, () -> renames.rename(fromDir, from, toDir, to, caller));
+    Calls.run(ctx, "rename " + from, () -> {
+      delegations.before(fromDir);
+      if (toDir != fromDir) {
+        delegations.before(toDir);
+      }
+      settleChild(toDir, to); // a directory replaced must be empty
+      renames.rename(fromDir, from, toDir, to, caller);
+    });
+  }
+
+  /** Before {@code name} in {@code dir} is removed or replaced: what is queued in it commits. */
+  private void settleChild(long dir, String name) throws FsException {
+    if (!name.equals(".") && !name.equals("..")) {
+      Optional<io.etcfs.core.fs.meta.Codec.Dirent> child = lookups.entry(dir, name);
+      if (child.isPresent()) {
+        delegations.settle(child.get().ino());
+      }
+    }
   }
 
   @Override
@@ -277,7 +332,10 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public DirPage readdir(long dir, long cookie, int max) throws FsException {
-    return Calls.run(ctx, "readdir " + dir, () -> dirs.readdir(dir, cookie, max));
+    return Calls.run(ctx, "readdir " + dir, () -> {
+      delegations.before(dir); // a listing shows no name unlinked here or elsewhere
+      return dirs.readdir(dir, cookie, max);
+    });
   }
 
   @Override
@@ -288,7 +346,10 @@ public final class EtcFs implements Vfs, AutoCloseable {
   @Override
   public OpenFile create(long dir, String name, int mode, int flags, Caller caller)
       throws FsException {
-    return Calls.run(ctx, "create " + name, () -> files.create(dir, name, mode, flags, caller));
+    return Calls.run(ctx, "create " + name, () -> {
+      delegations.before(dir);
+      return files.create(dir, name, mode, flags, caller);
+    });
   }
 
   /**
@@ -299,6 +360,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   @Override
   public StatFs statfs() throws FsException {
     return Calls.run(ctx, "statfs", () -> {
+      delegations.settleAll(); // the space of files unlinked here counts as free
       Allocator a = ctx.allocator();
       return new StatFs(ctx.blockSize, a.totalBlocks(), a.freeBlocks(), 0, 0, NAME_MAX);
     });
@@ -350,6 +412,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public void close() {
+    delegations.close();
     posixLocks.close();
     watch.close();
     ctx.notices.close();

@@ -43,6 +43,10 @@ final class InodeLocks implements RecallHandler {
   private static final long VIEW_WAIT_MS = 500;
   /** See {@link #waitFor}: short, since it bounds how long such a call waits to be let in. */
   private static final Duration GOING_SLICE = Duration.ofMillis(20);
+  /** Far above a lock watch's delay; a recall older than this has shown in the view. */
+  private static final long EXCLUSIVE_COMING_NANOS = 2_000_000_000L;
+  /** See {@link #wantedExclusive}. */
+  private final Map<Long, Long> exclusiveWanted = new ConcurrentHashMap<>();
 
   private final Ctx ctx;
   private final Supplier<LockService> service;
@@ -65,6 +69,7 @@ final class InodeLocks implements RecallHandler {
   /** Locks being let go: no cache grant from them any more. */
   private final java.util.Set<HeldLock> going = ConcurrentHashMap.newKeySet();
   private volatile Flusher flusher;
+  private volatile Delegations delegations;
   private volatile ReadAhead readAhead;
   private volatile Extents extents;
   private volatile LockService attached;
@@ -83,6 +88,10 @@ final class InodeLocks implements RecallHandler {
 
   void setFlusher(Flusher flusher) {
     this.flusher = flusher;
+  }
+
+  void setDelegations(Delegations delegations) {
+    this.delegations = delegations;
   }
 
   void setReadAhead(ReadAhead readAhead, Extents extents) {
@@ -336,6 +345,10 @@ final class InodeLocks implements RecallHandler {
       return false;
     }
     LockService s = service();
+    if (exclusiveComing(ino)) {
+      hold(ino, LockMode.SHARED); // queued behind that writer, whose grant may not show yet
+      return true;
+    }
     long from;
     try {
       long seen = ctx.cache.lockChangeAt();
@@ -447,6 +460,9 @@ final class InodeLocks implements RecallHandler {
   @Override
   public void recall(HeldLock lock, LockMode wanted) {
     ctx.stats.recalls.increment();
+    if (wanted == LockMode.EXCLUSIVE) {
+      wantedExclusive(lock.inode());
+    }
     try {
       letGo(lock);
     } catch (FsException | RuntimeException e) {
@@ -469,6 +485,10 @@ final class InodeLocks implements RecallHandler {
   @Override
   public boolean downgrading(HeldLock lock) {
     long ino = lock.inode();
+    Delegations queued = delegations;
+    if (queued != null && queued.busy(ino)) {
+      return false; // unlinks queued under it: a shared lock would not let them commit
+    }
     FileData f = open.get(ino);
     if (f == null) {
       return current.get(ino) == lock;
@@ -548,6 +568,10 @@ final class InodeLocks implements RecallHandler {
 
   private void letGoNow(HeldLock lock) throws FsException {
     long ino = lock.inode();
+    Delegations queued = delegations;
+    if (queued != null) {
+      queued.beforeLetGo(lock); // unlinks queued under a directory's lock, or of this inode
+    }
     attributesEpoch.incrementAndGet();
     if (lock.mode() == LockMode.EXCLUSIVE) {
       goneOrder.add(ino);
@@ -620,6 +644,28 @@ final class InodeLocks implements RecallHandler {
     if (!current.containsKey(ino)) {
       ctx.notices.lockGoing(ino, false); // a lock held here is recalled: that drops them
     }
+  }
+
+  /**
+   * Another node asked for {@code ino}'s lock exclusively and this node's lock was recalled for
+   * it: until the lock view shows that writer (its watch may trail the hand-over by a moment),
+   * the next {@link #beforeAttributes} takes the shared lock rather than trust a view without
+   * it — a directory delegated from here on answers unlinks at once.
+   */
+  private void wantedExclusive(long ino) {
+    if (exclusiveWanted.size() > 4096) {
+      exclusiveWanted.clear(); // a bound on memory: the view shows them a moment later anyway
+    }
+    exclusiveWanted.put(ino, System.nanoTime());
+  }
+
+  private boolean exclusiveComing(long ino) {
+    Long at = exclusiveWanted.get(ino);
+    if (at == null) {
+      return false;
+    }
+    exclusiveWanted.remove(ino, at);
+    return System.nanoTime() - at < EXCLUSIVE_COMING_NANOS;
   }
 
   /** See {@link io.etcfs.spi.vfs.Vfs#attributesEpoch}. */

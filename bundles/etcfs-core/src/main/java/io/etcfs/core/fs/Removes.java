@@ -29,21 +29,29 @@ final class Removes {
       throw new FsException(Errno.EISDIR, "unlink of '" + name + "'");
     }
     ctx.tx.run("unlink " + name + " in " + dir, tx -> {
-      Inode parent = creates.parent(tx, dir, false);
-      byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
-      Codec.Dirent e = Records.dirent(tx.get(entry).orElseThrow(
-          () -> new FsException(Errno.ENOENT, "no '" + name + "' in " + dir)));
-      Inode victim = Records.inode(tx.get(ctx.keys.inode(e.ino())), e.ino());
-      if (victim.isDir()) {
-        throw new FsException(Errno.EISDIR, "'" + name + "' is a directory");
-      }
-      Names.checkSticky(parent, victim, caller);
-      long now = Ctx.now();
-      tx.delete(entry);
-      creates.touchDir(tx, dir, now);
-      dropLink(tx, victim, now);
+      unlinkIn(tx, dir, name, caller);
       return null;
     });
+  }
+
+  /**
+   * The unlink of {@code name} in {@code dir}, into {@code tx}: checked against what the
+   * transaction reads (every failure before the first write), then its writes.
+   */
+  void unlinkIn(MetaTx tx, long dir, String name, Caller caller) throws FsException {
+    Inode parent = creates.parent(tx, dir, false);
+    byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
+    Codec.Dirent e = Records.dirent(tx.get(entry).orElseThrow(
+        () -> new FsException(Errno.ENOENT, "no '" + name + "' in " + dir)));
+    Inode victim = Records.inode(tx.get(ctx.keys.inode(e.ino())), e.ino());
+    if (victim.isDir()) {
+      throw new FsException(Errno.EISDIR, "'" + name + "' is a directory");
+    }
+    Names.checkSticky(parent, victim, caller);
+    long now = Ctx.now();
+    tx.delete(entry);
+    creates.touchDir(tx, dir, now);
+    dropLink(tx, victim, now);
   }
 
   /**

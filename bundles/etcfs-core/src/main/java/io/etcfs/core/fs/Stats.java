@@ -83,6 +83,12 @@ public final class Stats {
   final LongAdder writtenAhead = new LongAdder();
   /** This node's clean exclusive locks made shared in place (kept caches, no hand-over). */
   final LongAdder downgrades = new LongAdder();
+  /** Directory delegations taken, unlinks answered from their queues, and their commits. */
+  final LongAdder delegations = new LongAdder();
+  final LongAdder queuedUnlinks = new LongAdder();
+  final LongAdder queuedUnlinkCommits = new LongAdder();
+  /** Queued unlinks that could not be committed (their delegation lost): the names stayed. */
+  final LongAdder lostUnlinks = new LongAdder();
 
   void record(String what, long elapsedNanos, boolean failed) {
     int space = what.indexOf(' ');
@@ -129,5 +135,21 @@ public final class Stats {
 
   public long downgrades() {
     return downgrades.sum();
+  }
+
+  public long delegations() {
+    return delegations.sum();
+  }
+
+  public long queuedUnlinks() {
+    return queuedUnlinks.sum();
+  }
+
+  public long queuedUnlinkCommits() {
+    return queuedUnlinkCommits.sum();
+  }
+
+  public long lostUnlinks() {
+    return lostUnlinks.sum();
   }
 }

@@ -90,6 +90,10 @@ final class CoreCommands {
     totals.put("device_read_bytes", s.deviceReadBytes());
     totals.put("device_write_bytes", s.deviceWriteBytes());
     totals.put("written_ahead_blocks", s.writtenAheadBlocks());
+    totals.put("delegations_taken", s.delegations());
+    totals.put("queued_unlinks", s.queuedUnlinks());
+    totals.put("queued_unlink_commits", s.queuedUnlinkCommits());
+    totals.put("lost_unlinks", s.lostUnlinks());
     if (json) {
       return "{\"ops\": " + t.json() + ", " + totals.entrySet().stream()
           .map(e -> Table.quote(e.getKey()) + ": " + e.getValue())
@@ -109,6 +113,9 @@ final class CoreCommands {
         + String.format("device            %,d bytes read, %,d bytes written"
             + " (%,d blocks ahead of their commit)%n",
             s.deviceReadBytes(), s.deviceWriteBytes(), s.writtenAheadBlocks())
+        + String.format("delegations       %,d directories taken; %,d unlinks queued, in %,d"
+            + " commits (%,d lost)%n", s.delegations(), s.queuedUnlinks(),
+            s.queuedUnlinkCommits(), s.lostUnlinks())
         + "latency percentiles are the upper edge of a power-of-two bucket (within 2x)";
   }
 

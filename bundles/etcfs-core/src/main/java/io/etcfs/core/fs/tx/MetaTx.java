@@ -136,7 +136,7 @@ public final class MetaTx {
   }
 
   /** Compares and writes this attempt puts into a transaction. */
-  int size() {
+  public int size() {
     return reads.size() + guards.size() + writes.size();
   }
 

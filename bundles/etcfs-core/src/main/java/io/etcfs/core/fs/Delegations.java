@@ -1,0 +1,503 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.core.fs.meta.Codec;
+import io.etcfs.core.fs.meta.Inode;
+import io.etcfs.core.fs.tx.OutcomeUnknownException;
+import io.etcfs.spi.lock.HeldLock;
+import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.vfs.Caller;
+import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.vfs.FsException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Directory delegation: a node that removes many names from one directory takes the directory's
+ * exclusive inode lock, and while it holds it answers each unlink there at once and commits them
+ * in the background, many in one transaction (docs/ARCHITECTURE.md, "Directory delegation").
+ *
+ * <ul>
+ *   <li>Here, a name unlinked but not yet committed is gone at once for every call ({@link
+ *       #isGone}); any other change of the directory, a listing or a stat of it, waits for the
+ *       queue first ({@link #settle}).
+ *   <li>Elsewhere, a node about to read or change the directory sees the exclusive lock in its
+ *       lock view and takes the shared lock first ({@link #before}): the recall commits the queue
+ *       before the lock goes ({@link #beforeLetGo}), exactly as a file's writer commits its
+ *       buffer. A lock on a victim that is recalled commits its directory's queue first too.
+ *   <li>Each commit carries the directory lock's guards: a node that lost the lock commits none
+ *       of its queued unlinks (the names stay; logged), as a writer that lost its lock commits
+ *       none of its buffered data.
+ *   <li>Commits run back to back, one per directory at a time: while one is in flight the next
+ *       batch gathers, so a lone unlink waits for nothing and reaches the others as soon as it
+ *       would have committed alone.
+ * </ul>
+ *
+ * Only what is safe to answer from this node's view is queued: a regular file, symlink or
+ * special file with one link, not open here. Anything else goes the synchronous way.
+ */
+final class Delegations {
+  private static final Logger LOG = Logger.getLogger(Delegations.class.getName());
+  /** {@code -Detcfs.dirDelegation=false} (ETCFS_NODE_JAVA_OPTS) turns delegation off. */
+  static final boolean ENABLED =
+      !"false".equalsIgnoreCase(System.getProperty("etcfs.dirDelegation"));
+  /** Synchronous unlinks in one directory within {@link #BURST_NANOS} before it is taken. */
+  static final int TAKE_AFTER = 4;
+  static final long BURST_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** After another node recalled it: so that two nodes working in one directory do not ping-pong. */
+  static final long RETAKE_AFTER_RECALL_NANOS = TimeUnit.SECONDS.toNanos(2);
+  /** A delegation nothing was queued under for this long is given back (others stat freely). */
+  static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+  /**
+   * How long after the grant unlinks still go the synchronous way: other nodes learn of the
+   * delegation through their lock watch, which trails the grant by about a millisecond; until
+   * theirs shows it, a look-up there would not recall it. (A node whose shared lock the grant
+   * recalled knows at once: see {@code InodeLocks.wantedExclusive}.)
+   */
+  static final long ACTIVATE_NANOS = TimeUnit.MILLISECONDS.toNanos(
+      Long.getLong("etcfs.dirDelegation.activateMillis", 50));
+  /** Operations one batch may spend of etcd's 128: the rest for the guards. */
+  static final int BATCH_OPS = 100;
+  static final int BATCH_MAX = 32;
+  /**
+   * The most unlinks queued in one directory: past it an unlink waits for the queue (the
+   * synchronous way), so that a node that dies loses at most this many answered unlinks there.
+   */
+  static final int QUEUE_MAX = 256;
+  /** A commit that failed with an unknown outcome is tried again (each unlink checks again). */
+  private static final int ATTEMPTS = 3;
+  /**
+   * How long a caller waits for a queue to commit. Each commit is bounded by etcd's request
+   * timeout and ends the queue either way, so this is only a backstop against a stuck commit.
+   */
+  private static final long SETTLE_MILLIS = 60_000;
+
+  private final Ctx ctx;
+  private final InodeLocks locks;
+  private final Removes removes;
+  private final Lookups lookups;
+  private final OpenFiles open;
+  private final boolean enabled;
+  private final Map<Long, Dir> dirs = new ConcurrentHashMap<>();
+  /** Inodes whose unlink is queued, and where. */
+  private final Map<Long, Dir> victims = new ConcurrentHashMap<>();
+  private final ExecutorService workers = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "etcfs-delegation");
+    t.setDaemon(true);
+    return t;
+  });
+  private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
+      r -> {
+        Thread t = new Thread(r, "etcfs-delegation-idle");
+        t.setDaemon(true);
+        return t;
+      });
+  private volatile boolean closed;
+
+  /** One directory this node removes names from; guarded by itself. */
+  private static final class Dir {
+    final long ino;
+    /** The directory's exclusive lock, while delegated here. */
+    HeldLock lock;
+    /** When {@link #lock} was granted. */
+    long grantedAt;
+    boolean taking;
+    boolean givingBack;
+    /** Forgotten by the sweep: a caller that still has it looks again. */
+    boolean dead;
+    final ArrayDeque<Queued> queue = new ArrayDeque<>();
+    /** Names queued or in the commit in flight. */
+    final Set<String> gone = new HashSet<>();
+    int inFlight;
+    boolean flushing;
+    int burst;
+    long burstStart;
+    long retakeAfter;
+    long lastUse;
+
+    Dir(long ino) {
+      this.ino = ino;
+      this.burstStart = System.nanoTime();
+      this.retakeAfter = burstStart;
+    }
+
+    boolean idle() {
+      return queue.isEmpty() && inFlight == 0;
+    }
+  }
+
+  private record Queued(String name, long victim, Caller caller) {}
+
+  Delegations(Ctx ctx, InodeLocks locks, Removes removes, Lookups lookups, OpenFiles open,
+      boolean enabled) {
+    this.ctx = ctx;
+    this.locks = locks;
+    this.removes = removes;
+    this.lookups = lookups;
+    this.open = open;
+    this.enabled = enabled;
+    if (enabled) {
+      sweeper.scheduleWithFixedDelay(this::sweep, 200, 200, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /**
+   * Answers an unlink from the queue if this node holds {@code dir}'s delegation and the victim
+   * qualifies; false if the caller must unlink synchronously.
+   */
+  boolean queueUnlink(long dir, String name, Caller caller) throws FsException {
+    Dir d = dirs.get(dir);
+    if (d == null) {
+      return false;
+    }
+    synchronized (d) {
+      if (d.lock == null || closed || !locks.isCurrent(dir, d.lock)
+          || d.queue.size() >= QUEUE_MAX || System.nanoTime() - d.grantedAt < ACTIVATE_NANOS) {
+        return false;
+      }
+      if (d.gone.contains(name)) {
+        throw new FsException(Errno.ENOENT, "no '" + name + "' in " + dir);
+      }
+      Optional<Codec.Dirent> e = lookups.entry(dir, name);
+      if (e.isEmpty()) {
+        return false; // the synchronous unlink says ENOENT, from a fresh read
+      }
+      Inode victim = lookups.inode(e.get().ino());
+      if (victim.isDir() || victim.nlink() != 1 || open.isOpen(victim.ino())) {
+        return false;
+      }
+      Names.checkSticky(lookups.inode(dir), victim, caller);
+      d.gone.add(name);
+      d.queue.add(new Queued(name, victim.ino(), caller));
+      victims.put(victim.ino(), d);
+      ctx.releasing.begin(victim.ino()); // a write that finds no space waits for it
+      d.lastUse = System.nanoTime();
+      ctx.stats.queuedUnlinks.increment();
+      if (!d.flushing) {
+        d.flushing = true;
+        try {
+          workers.execute(() -> flushLoop(d));
+        } catch (RejectedExecutionException closing) {
+          d.flushing = false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** After a synchronous unlink in {@code dir}: a burst of them takes the delegation. */
+  void unlinked(long dir) {
+    if (!enabled || closed) {
+      return;
+    }
+    Dir d;
+    while (true) {
+      d = dirs.computeIfAbsent(dir, Dir::new);
+      synchronized (d) {
+        if (d.dead) {
+          continue;
+        }
+        long now = System.nanoTime();
+        if (d.lock != null || d.taking || now - d.retakeAfter < 0) {
+          return;
+        }
+        if (now - d.burstStart > BURST_NANOS) {
+          d.burstStart = now;
+          d.burst = 0;
+        }
+        if (++d.burst < TAKE_AFTER) {
+          return;
+        }
+        d.taking = true;
+      }
+      break;
+    }
+    Dir taken = d;
+    try {
+      workers.execute(() -> take(taken));
+    } catch (RejectedExecutionException closing) {
+      synchronized (d) {
+        d.taking = false;
+      }
+    }
+  }
+
+  private void take(Dir d) {
+    HeldLock lock = null;
+    try {
+      lock = locks.hold(d.ino, LockMode.EXCLUSIVE);
+    } catch (FsException | RuntimeException e) {
+      LOG.log(Level.FINE, "directory " + d.ino + " not delegated: " + e.getMessage());
+    }
+    synchronized (d) {
+      d.taking = false;
+      long now = System.nanoTime();
+      if (lock == null || closed) {
+        d.retakeAfter = now + RETAKE_AFTER_RECALL_NANOS;
+        return;
+      }
+      d.lock = lock;
+      d.grantedAt = now;
+      d.lastUse = now;
+      d.burst = 0;
+    }
+    ctx.stats.delegations.increment();
+  }
+
+  /** Whether unlinks in {@code dir} are queued here now (for tests). */
+  boolean queuing(long dir) {
+    Dir d = dirs.get(dir);
+    if (d == null) {
+      return false;
+    }
+    synchronized (d) {
+      return d.lock != null && locks.isCurrent(dir, d.lock)
+          && System.nanoTime() - d.grantedAt >= ACTIVATE_NANOS;
+    }
+  }
+
+  /** Whether {@code name} in {@code dir} is unlinked here but not committed yet. */
+  boolean isGone(long dir, String name) {
+    Dir d = dirs.get(dir);
+    if (d == null) {
+      return false;
+    }
+    synchronized (d) {
+      return d.gone.contains(name);
+    }
+  }
+
+  /**
+   * Before a call reads or changes {@code dir} other than through the queue: this node's queued
+   * unlinks there are committed first, and another node's delegation of it is recalled (its
+   * queue committed) by taking the shared lock.
+   */
+  void before(long dir) throws FsException {
+    settle(dir);
+    locks.beforeAttributes(dir);
+  }
+
+  /** Waits until nothing is queued or in flight in {@code dir}. */
+  void settle(long dir) throws FsException {
+    Dir d = dirs.get(dir);
+    if (d != null && !settled(d)) {
+      throw new FsException(Errno.EIO, "directory " + dir + ": unlinks queued there did not"
+          + " commit within " + SETTLE_MILLIS / 1000 + " s");
+    }
+  }
+
+  /** {@link #settle} of every directory (statfs, the engine's close). */
+  void settleAll() throws FsException {
+    for (Long dir : List.copyOf(dirs.keySet())) {
+      settle(dir);
+    }
+  }
+
+  private boolean settled(Dir d) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS);
+    boolean interrupted = false;
+    try {
+      synchronized (d) {
+        while (!d.idle()) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            return false;
+          }
+          try {
+            TimeUnit.NANOSECONDS.timedWait(d, left);
+          } catch (InterruptedException e) {
+            interrupted = true; // the queue commits whatever this caller does: wait for it
+          }
+        }
+        return true;
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * Before this node lets {@code lock} go (a recall, a publish, the idle give-back): if it is a
+   * directory's delegation, nothing more is queued under it and what is queued commits now,
+   * under the lock; if it is a victim's, its directory's queue commits first, so that whoever
+   * takes the victim's lock sees it unlinked.
+   */
+  void beforeLetGo(HeldLock lock) {
+    long ino = lock.inode();
+    Dir victimOf = victims.get(ino);
+    if (victimOf != null) {
+      settled(victimOf);
+    }
+    Dir d = dirs.get(ino);
+    if (d == null) {
+      return;
+    }
+    synchronized (d) {
+      if (d.lock == lock) {
+        d.lock = null;
+        d.retakeAfter = System.nanoTime() + (d.givingBack ? 0 : RETAKE_AFTER_RECALL_NANOS);
+      }
+    }
+    settled(d);
+  }
+
+  /** Whether this node holds {@code dir}'s delegation with unlinks not yet committed. */
+  boolean busy(long ino) {
+    Dir d = dirs.get(ino);
+    if (d == null) {
+      return false;
+    }
+    synchronized (d) {
+      return !d.idle();
+    }
+  }
+
+  private void flushLoop(Dir d) {
+    while (true) {
+      List<Queued> batch = new ArrayList<>();
+      synchronized (d) {
+        if (d.queue.isEmpty()) {
+          d.flushing = false;
+          d.notifyAll();
+          return;
+        }
+        while (!d.queue.isEmpty() && batch.size() < BATCH_MAX) {
+          batch.add(d.queue.poll());
+        }
+        d.inFlight = batch.size();
+      }
+      int done;
+      try {
+        done = commit(d, batch);
+      } catch (FsException | RuntimeException e) {
+        // The lock is gone (or etcd refused): nothing of the batch was committed, and nothing
+        // of it may be now. The names stay, as a writer's buffer is lost with its lock.
+        LOG.warning("directory " + d.ino + ": " + batch.size() + " unlinks answered here were"
+            + " not committed (" + e.getMessage() + "); those names stay: "
+            + batch.stream().map(Queued::name).limit(5).toList()
+            + (batch.size() > 5 ? " …" : ""));
+        ctx.stats.lostUnlinks.add(batch.size());
+        done = batch.size();
+      }
+      synchronized (d) {
+        for (int i = batch.size() - 1; i >= done; i--) {
+          d.queue.addFirst(batch.get(i)); // no room in that transaction: first in the next
+        }
+        for (Queued q : batch.subList(0, done)) {
+          d.gone.remove(q.name());
+          victims.remove(q.victim(), d);
+        }
+        d.inFlight = 0;
+        d.notifyAll();
+      }
+      for (Queued q : batch.subList(0, done)) {
+        ctx.releasing.end(q.victim());
+      }
+    }
+  }
+
+  /**
+   * Commits the first unlinks of {@code batch} that fit one transaction, each checked again
+   * against what the transaction reads (one another node made impossible meanwhile is dropped:
+   * its name is gone, or was renamed away); returns how many it took.
+   */
+  private int commit(Dir d, List<Queued> batch) throws FsException {
+    int[] taken = {0};
+    for (int attempt = 1; ; attempt++) {
+      try {
+        ctx.tx.run("unlink " + batch.size() + " names in " + d.ino, tx -> {
+          taken[0] = 0;
+          locks.guards(d.ino).forEach(tx::guard);
+          int most = 0;
+          for (Queued q : batch) {
+            int before = tx.size();
+            if (taken[0] > 0 && before + most > BATCH_OPS) {
+              break;
+            }
+            try {
+              removes.unlinkIn(tx, d.ino, q.name(), q.caller());
+            } catch (FsException e) {
+              if (!refused(e)) {
+                throw e;
+              }
+              LOG.info("directory " + d.ino + ": queued unlink of '" + q.name()
+                  + "' dropped: " + e.getMessage());
+            }
+            most = Math.max(most, tx.size() - before);
+            taken[0]++;
+          }
+          return null;
+        });
+        ctx.stats.queuedUnlinkCommits.increment();
+        return taken[0];
+      } catch (OutcomeUnknownException e) {
+        if (attempt >= ATTEMPTS) {
+          throw e;
+        }
+        // Committed or not: the next attempt finds each unlink done (dropped) or still to do.
+      }
+    }
+  }
+
+  /** What an unlink refuses before it writes anything: the queued one is then dropped. */
+  private static boolean refused(FsException e) {
+    return e.errno() == Errno.ENOENT || e.errno() == Errno.EISDIR || e.errno() == Errno.EPERM
+        || e.errno() == Errno.ENOTDIR;
+  }
+
+  /** Gives back delegations nothing was queued under lately; forgets directories gone quiet. */
+  private void sweep() {
+    long now = System.nanoTime();
+    for (Dir d : dirs.values()) {
+      boolean giveBack = false;
+      synchronized (d) {
+        if (d.lock != null && !locks.isCurrent(d.ino, d.lock)) {
+          d.lock = null; // lost with its session, or recalled while it was being taken
+        }
+        if (d.lock != null && d.idle() && now - d.lastUse > IDLE_NANOS) {
+          giveBack = true;
+          d.givingBack = true;
+        } else if (d.lock == null && !d.taking && d.idle() && now - d.burstStart > BURST_NANOS
+            && now - d.retakeAfter > 0) {
+          d.dead = true;
+          dirs.remove(d.ino, d);
+        }
+      }
+      if (giveBack) {
+        try {
+          locks.publish(d.ino);
+        } catch (FsException | RuntimeException e) {
+          LOG.log(Level.FINE, "directory " + d.ino + ": delegation not given back: " + e);
+        } finally {
+          synchronized (d) {
+            d.givingBack = false;
+          }
+        }
+      }
+    }
+  }
+
+  /** Commits what is queued; nothing is queued from here on. */
+  void close() {
+    closed = true;
+    sweeper.shutdownNow();
+    for (Dir d : List.copyOf(dirs.values())) {
+      settled(d);
+    }
+    workers.shutdown();
+  }
+}
