@@ -69,6 +69,33 @@ class DelegationIT {
     assertEquals(0, cluster.counter(n1, "lost_unlinks"));
   }
 
+  /**
+   * tar x of symlinks that point upwards: GNU tar creates a placeholder file for each, and at the
+   * end unlinks it and makes the symlink under the same name — a burst of unlinks, each followed
+   * at once by a create of its name (on the libfuse 2 front end, found by path).
+   */
+  @Test
+  void tarExtractsDelayedSymlinks() throws Exception {
+    cluster = LocalCluster.up(tmp.resolve("c"), 2, "1G");
+    Path n1 = cluster.mount(1);
+    Path src = Files.createDirectories(tmp.resolve("src/inc/sub"));
+    for (int i = 0; i < 60; i++) {
+      Files.writeString(src.getParent().resolve("h" + i + ".h"), "header " + i + "\n");
+      Files.createSymbolicLink(src.resolve("h" + i + ".h"), Path.of("../h" + i + ".h"));
+    }
+    Path tar = tmp.resolve("src.tar");
+    Sh.Out c = Sh.run("tar", "cf", tar.toString(), "-C", tmp.resolve("src").toString(), "inc");
+    assertEquals(0, c.exit(), "tar c: " + c);
+    Path into = Files.createDirectory(n1.resolve("x"));
+    Sh.Out x = Sh.run("tar", "xf", tar.toString(), "-C", into.toString());
+    assertEquals(0, x.exit(), "tar x: " + x);
+    for (int i = 0; i < 60; i++) {
+      assertEquals("header " + i + "\n", Files.readString(into.resolve("inc/sub/h" + i + ".h")));
+    }
+    Path n2 = cluster.mount(2);
+    assertEquals(60, names(n2.resolve("x/inc/sub")).size());
+  }
+
   @Test
   void aNodeKilledWhileRemovingManyFilesLeavesWholeNamesAndNoLostSpace() throws Exception {
     cluster = LocalCluster.up(tmp.resolve("c"), 2, "1G");

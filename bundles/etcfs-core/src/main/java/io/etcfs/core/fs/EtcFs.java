@@ -12,7 +12,6 @@ import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.DirPage;
-import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.OpenFile;
 import io.etcfs.spi.vfs.PosixLock;
@@ -103,6 +102,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.paths = new InodePathFinder(ctx, lookups, dirs);
     this.delegations = new Delegations(ctx, locks, removes, lookups, open, Delegations.ENABLED);
     locks.setDelegations(delegations);
+    lookups.setGone(delegations::isGone); // every look-up: by inode and by path
     watch.start();
   }
 
@@ -187,7 +187,9 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public Attr resolve(String path, Caller caller) throws FsException {
-    return Calls.run(ctx, "resolve " + path, () -> current(lookups.resolve(path)));
+    // each directory as a lookup's: another node's delegation of it commits its queue first
+    return Calls.run(ctx, "resolve " + path,
+        () -> current(lookups.resolve(path, locks::beforeAttributes)));
   }
 
   /**
@@ -211,9 +213,6 @@ public final class EtcFs implements Vfs, AutoCloseable {
     // As current as a getattr: the kernel may use a lookup's attributes for a stat (for the
     // rest of the jiffy even with an attribute timeout of 0).
     return Calls.run(ctx, "lookup " + name, () -> {
-      if (delegations.isGone(dir, name)) {
-        throw new FsException(Errno.ENOENT, "no '" + name + "' in " + dir + " (unlinked)");
-      }
       locks.beforeAttributes(dir); // another node's delegation of it: its queue commits first
       return current(lookups.lookup(dir, name));
     });

@@ -16,8 +16,15 @@ final class Lookups {
   private static final int MAX_SYMLINK = 4096;
   private final Ctx ctx;
 
+  /** Names unlinked on this node whose commit is still queued (directory delegation). */
+  private volatile java.util.function.BiPredicate<Long, String> gone = (dir, name) -> false;
+
   Lookups(Ctx ctx) {
     this.ctx = ctx;
+  }
+
+  void setGone(java.util.function.BiPredicate<Long, String> gone) {
+    this.gone = gone;
   }
 
   Inode inode(long ino) throws FsException {
@@ -57,6 +64,9 @@ final class Lookups {
     if (name.equals("..")) {
       return getattr(d.parent());
     }
+    if (gone.test(dir, name)) {
+      throw new FsException(Errno.ENOENT, "no '" + name + "' in " + dir + " (unlinked)");
+    }
     Codec.Dirent e = entry(dir, name)
         .orElseThrow(() -> new FsException(Errno.ENOENT, "no '" + name + "' in " + dir));
     Attr found = getattr(e.ino());
@@ -64,13 +74,21 @@ final class Lookups {
     return found;
   }
 
-  Attr resolve(String path) throws FsException {
+  /** What must happen before a name is looked up in a directory (a recall of its delegation). */
+  @FunctionalInterface
+  interface BeforeDir {
+    void check(long dir) throws FsException;
+  }
+
+  /** The path's inode, {@code before} run on each directory before a name is looked up in it. */
+  Attr resolve(String path, BeforeDir before) throws FsException {
     if (!path.startsWith("/")) {
       throw new FsException(Errno.EINVAL, "not an absolute path: " + path);
     }
     Attr at = getattr(Vfs.ROOT);
     for (String part : path.split("/")) {
       if (!part.isEmpty()) {
+        before.check(at.ino());
         at = lookup(at.ino(), part);
       }
     }
