@@ -89,7 +89,6 @@ final class Delegations {
   private final Removes removes;
   private final Lookups lookups;
   private final OpenFiles open;
-  private final boolean enabled;
   private final Map<Long, Dir> dirs = new ConcurrentHashMap<>();
   /** Inodes whose unlink is queued, and where. */
   private final Map<Long, Dir> victims = new ConcurrentHashMap<>();
@@ -140,15 +139,13 @@ final class Delegations {
 
   private record Queued(String name, long victim, Caller caller) {}
 
-  Delegations(Ctx ctx, InodeLocks locks, Removes removes, Lookups lookups, OpenFiles open,
-      boolean enabled) {
+  Delegations(Ctx ctx, InodeLocks locks, Removes removes, Lookups lookups, OpenFiles open) {
     this.ctx = ctx;
     this.locks = locks;
     this.removes = removes;
     this.lookups = lookups;
     this.open = open;
-    this.enabled = enabled;
-    if (enabled) {
+    if (ENABLED) {
       sweeper.scheduleWithFixedDelay(this::sweep, 200, 200, TimeUnit.MILLISECONDS);
     }
   }
@@ -163,8 +160,7 @@ final class Delegations {
       return false;
     }
     synchronized (d) {
-      if (d.lock == null || closed || !locks.isCurrent(dir, d.lock)
-          || d.queue.size() >= QUEUE_MAX || System.nanoTime() - d.grantedAt < ACTIVATE_NANOS) {
+      if (closed || !delegated(d) || d.queue.size() >= QUEUE_MAX) {
         return false;
       }
       if (d.gone.contains(name)) {
@@ -199,7 +195,7 @@ final class Delegations {
 
   /** After a synchronous unlink in {@code dir}: a burst of them takes the delegation. */
   void unlinked(long dir) {
-    if (!enabled || closed) {
+    if (!ENABLED || closed) {
       return;
     }
     Dir d;
@@ -263,9 +259,14 @@ final class Delegations {
       return false;
     }
     synchronized (d) {
-      return d.lock != null && locks.isCurrent(dir, d.lock)
-          && System.nanoTime() - d.grantedAt >= ACTIVATE_NANOS;
+      return delegated(d);
     }
+  }
+
+  /** Whether {@code d}'s delegation is held here, current, and past its activation; under d. */
+  private boolean delegated(Dir d) {
+    return d.lock != null && locks.isCurrent(d.ino, d.lock)
+        && System.nanoTime() - d.grantedAt >= ACTIVATE_NANOS;
   }
 
   /** Whether {@code name} in {@code dir} is unlinked here but not committed yet. */

@@ -100,7 +100,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
     this.sweep = new DeadNodeSweep(ctx, purger);
     this.paths = new InodePathFinder(ctx, lookups, dirs);
-    this.delegations = new Delegations(ctx, locks, removes, lookups, open, Delegations.ENABLED);
+    this.delegations = new Delegations(ctx, locks, removes, lookups, open);
     locks.setDelegations(delegations);
     lookups.setGone(delegations::isGone); // every look-up: by inode and by path
     watch.start();
