@@ -54,6 +54,7 @@ public final class LocalLockService implements LockService {
   private volatile boolean recallWhenAdopted;
   private final java.util.concurrent.atomic.AtomicInteger createGrants =
       new java.util.concurrent.atomic.AtomicInteger();
+  private volatile boolean expired;
   private final LockSession session = new LockSession() {
     @Override
     public long id() {
@@ -62,7 +63,7 @@ public final class LocalLockService implements LockService {
 
     @Override
     public boolean isExpired() {
-      return false;
+      return expired;
     }
 
     @Override
@@ -77,6 +78,11 @@ public final class LocalLockService implements LockService {
    * @param keyPrefix where grants put their token keys: under the filesystem's prefix, so that
    *     a cache watching it sees each grant's revision
    */
+  /** As a session whose deadline passed (the node stalled past its TTL): every lock is lost. */
+  public void expireSession() {
+    expired = true;
+  }
+
   public LocalLockService(Table table, MetaStore store, String keyPrefix, String name) {
     this.keyPrefix = keyPrefix;
     this.table = table;

@@ -230,6 +230,14 @@ final class DataPath {
 
   /** Writes under this node's exclusive lock, so appends from many nodes land one after another. */
   int write(FileData f, ByteBuffer src, long off, boolean append) throws FsException {
+    return underWriteLock(f, () -> writeLocked(f, src, off, append));
+  }
+
+  /**
+   * Runs {@code body} holding the file's exclusive lock, declared dirty, and its local lock;
+   * asks again if the lock was recalled between the two.
+   */
+  private <T> T underWriteLock(FileData f, Locked<T> body) throws FsException {
     while (true) {
       HeldLock lock = locks.hold(f.ino, LockMode.EXCLUSIVE);
       f.lock.lock();
@@ -237,7 +245,7 @@ final class DataPath {
         // A close may have declared the lock clean: other nodes must see it dirty before a
         // write is buffered under it (else their stat would skip the recall).
         if (locks.isCurrent(f.ino, lock) && locks.dirty(lock)) {
-          return writeLocked(f, src, off, append);
+          return body.run();
         }
       } finally {
         f.lock.unlock();
@@ -253,31 +261,20 @@ final class DataPath {
    * freed, in bounded transactions ({@link Truncator#removeRange}). Nothing past the size.
    */
   void punch(FileData f, long off, long len) throws FsException {
-    while (true) {
-      HeldLock lock = locks.hold(f.ino, LockMode.EXCLUSIVE);
-      f.lock.lock();
-      try {
-        if (locks.isCurrent(f.ino, lock) && locks.dirty(lock)) {
-          punchLocked(f, off, len);
-          return;
-        }
-      } finally {
-        f.lock.unlock();
-      }
-    }
+    underWriteLock(f, () -> punchLocked(f, off, len));
   }
 
-  private void punchLocked(FileData f, long off, long len) throws FsException {
+  private Void punchLocked(FileData f, long off, long len) throws FsException {
     long end = Math.min(off + len, size(f));
     if (off >= end) {
-      return;
+      return null;
     }
     long bs = ctx.blockSize;
     long first = (off + bs - 1) / bs;
     long last = end / bs;
     if (first >= last) {
       zeroBytes(f, off, end);
-      return;
+      return null;
     }
     zeroBytes(f, off, first * bs);
     zeroBytes(f, last * bs, end);
@@ -286,6 +283,54 @@ final class DataPath {
     inside.clear(); // their promise goes back at the flush (Reservations.settle)
     flusher.flush(f);
     truncator.removeRange(f.ino, first, last);
+    return null;
+  }
+
+  /**
+   * fallocate(2) mode 0, or {@code KEEP_SIZE} inside the size, under this node's exclusive lock:
+   * every block of the range that is a hole here (neither committed nor buffered) is written
+   * with zeros like any write, and so is the part of the range past the size; then everything is
+   * committed, as by fsync. The blocks are then the file's, contiguous where the allocator could,
+   * allocated and durable as posix_fallocate promises, and later writes below the size overwrite
+   * them in place (docs/ARCHITECTURE.md, "Overwrites in place"). The range reads as zeros where
+   * it read as zeros before; no byte of data changes. A range the device has no room for fails
+   * with ENOSPC, after what was written so far is committed (the file keeps those blocks).
+   */
+  void preallocate(FileData f, long off, long len, boolean keepSize) throws FsException {
+    underWriteLock(f, () -> preallocateLocked(f, off, len, keepSize));
+  }
+
+  private Void preallocateLocked(FileData f, long off, long len, boolean keepSize)
+      throws FsException {
+    long size = size(f);
+    long end = off + len;
+    if (keepSize && end > size) {
+      throw new FsException(Errno.EOPNOTSUPP, "fallocate KEEP_SIZE past the end of the file:"
+          + " blocks past the size are not kept (a write there goes to fresh blocks)");
+    }
+    long bs = ctx.blockSize;
+    List<FileExtent> map = extents.snapshot(f.ino).chunks().extents();
+    try {
+      for (long b = off / bs; b <= (end - 1) / bs; b++) {
+        long from = Math.max(off, b * bs);
+        long to = Math.min(end, (b + 1) * bs);
+        boolean data = f.dirty.containsKey(b) || f.writtenAt(b) != null
+            || ExtentMap.find(map, b) >= 0;
+        if (data) {
+          from = Math.max(from, size); // only what lies past the size, which reads as zeros
+        }
+        if (from < to) {
+          writeLocked(f, ByteBuffer.wrap(new byte[(int) (to - from)]), from, false);
+        }
+      }
+    } catch (FsException e) {
+      if (e.errno() == Errno.ENOSPC) {
+        flusher.flush(f); // what was set aside is the file's: commit it, then say why not all
+      }
+      throw e;
+    }
+    flusher.flush(f);
+    return null;
   }
 
   /** Zeros [from, to), within one block, unless that block reads as zeros already (a hole). */

@@ -21,6 +21,11 @@ final class FileData {
    * drop; the next commit maps them.
    */
   final TreeMap<Long, Flusher.Piece> written = new TreeMap<>();
+  /**
+   * Blocks were written over their committed device blocks in place ({@link Flusher}) since the
+   * last commit: the device must be flushed and the size and times committed, as for any data.
+   */
+  boolean overwritten;
   /** The end of the furthest buffered write, or -1 with nothing buffered. */
   volatile long pendingEnd = -1;
   /** When the last buffered write was taken (ns since the epoch), for stat before a flush. */
@@ -38,7 +43,7 @@ final class FileData {
 
   /** Something of the file is not committed yet: data in memory or on the device, attributes. */
   boolean hasBuffered() {
-    return !dirty.isEmpty() || !written.isEmpty() || pendingAttrs != null;
+    return !dirty.isEmpty() || !written.isEmpty() || overwritten || pendingAttrs != null;
   }
 
   /** The written-ahead piece holding file block {@code block}, or null. */

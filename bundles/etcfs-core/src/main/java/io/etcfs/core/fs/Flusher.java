@@ -102,12 +102,17 @@ final class Flusher {
       return;
     }
     guardOrDrop(f);
+    Extents.Snapshot committed = extents.snapshot(f.ino);
+    List<FileExtent> map = committed.chunks().extents();
+    overwriteInPlace(f, map, committed.inode().size());
     if (f.dirty.isEmpty() && f.written.isEmpty()) {
+      if (f.overwritten && !declareClean) {
+        flushDevice(f);
+      }
       commitAttributes(f, declareClean);
       return;
     }
     Allocator a = ctx.allocator();
-    List<FileExtent> map = extents.snapshot(f.ino).chunks().extents();
     List<Written> units = new ArrayList<>();
     List<Piece> fresh = new ArrayList<>();
     long spent = f.dirty.isEmpty() ? 0 : writeRuns(f, a, runs(f, map), map, fresh, units);
@@ -145,7 +150,12 @@ final class Flusher {
       return;
     }
     guardOrDrop(f);
-    List<FileExtent> map = extents.snapshot(f.ino).chunks().extents();
+    Extents.Snapshot committed = extents.snapshot(f.ino);
+    List<FileExtent> map = committed.chunks().extents();
+    overwriteInPlace(f, map, committed.inode().size());
+    if (f.dirty.isEmpty()) {
+      return;
+    }
     List<List<Long>> runs = runs(f, map);
     if (f.written.size() + runs.size() > MAX_WRITTEN) {
       flush(f);
@@ -215,6 +225,7 @@ final class Flusher {
     unwrite(f, 0, Long.MAX_VALUE);
     f.pendingEnd = -1;
     f.pendingAttrs = null;
+    f.overwritten = false;
     reservations.settle(f);
   }
 
@@ -255,13 +266,24 @@ final class Flusher {
     }
   }
 
-  /** Commits buffered chmod, chown and utimens alone (nothing of the data is buffered). */
+  /**
+   * Commits buffered chmod, chown and utimens, and the size and times of data written in place
+   * (nothing else of the data is buffered). The device was flushed first, unless the commit goes
+   * in a release group, whose leader flushes it.
+   */
   private void commitAttributes(FileData f, boolean declareClean) throws FsException {
     PendingAttrs pending = f.pendingAttrs;
+    boolean data = f.overwritten;
+    long end = f.pendingEnd;
     io.etcfs.core.fs.tx.TxBody<Void> body = tx -> {
       locks.guards(f.ino).forEach(tx::guard);
       Inode i = Records.inode(tx.get(ctx.keys.inode(f.ino)), f.ino);
-      tx.put(ctx.keys.inode(f.ino), io.etcfs.core.fs.meta.Codec.inode(pending.applyTo(i)));
+      if (data) {
+        long now = Ctx.now();
+        i = i.withSize(Math.max(i.size(), end), i.blocks()).withTimes(i.atimeNs(), now, now);
+      }
+      tx.put(ctx.keys.inode(f.ino),
+          io.etcfs.core.fs.meta.Codec.inode(pending == null ? i : pending.applyTo(i)));
       if (declareClean) {
         tx.ops(locks.cleanOps(f.ino));
       }
@@ -275,6 +297,90 @@ final class Flusher {
     }
     if (f.pendingAttrs == pending) {
       f.pendingAttrs = null;
+    }
+    if (data) {
+      f.overwritten = false;
+      f.pendingEnd = -1;
+    }
+  }
+
+  private void flushDevice(FileData f) throws FsException {
+    try {
+      ctx.device.flush();
+    } catch (IOException e) {
+      throw new FsException(Errno.EIO, "device flush for inode " + f.ino + ": " + e, e);
+    }
+  }
+
+  /**
+   * Overwrites in place (docs/ARCHITECTURE.md, "Overwrites in place"): each run of dirty blocks
+   * that the committed map already gives this file, on device blocks the allocator permits
+   * ({@link Allocator#overwrite}), is written over them now; no block is allocated and no extent
+   * changes, so the commit that follows carries only the size and times, and a file rewritten at
+   * random keeps its extents instead of one per block. The exclusive lock is checked after each
+   * permit and before its write: the permit keeps the blocks this file's until the write returned,
+   * and a lock that lapsed before is seen. Only blocks wholly below the committed size: a crash
+   * never leaves bytes past it that no commit wrote, which a later extension would show. What is
+   * left dirty goes to fresh blocks as before. The caller holds the file's lock.
+   */
+  private void overwriteInPlace(FileData f, List<FileExtent> map, long committedSize)
+      throws FsException {
+    long whole = committedSize / ctx.blockSize; // blocks [0, whole) lie wholly below the size
+    if (f.dirty.isEmpty() || map.isEmpty() || whole == 0) {
+      return;
+    }
+    List<FileExtent> runs = new ArrayList<>();
+    FileExtent run = null;
+    for (long b : f.dirty.headMap(whole).keySet()) {
+      int idx = ExtentMap.find(map, b);
+      if (idx < 0) {
+        continue;
+      }
+      FileExtent e = map.get(idx);
+      long dev = e.deviceBlock() + b - e.fileBlock();
+      if (run != null && run.fileEnd() == b && run.deviceBlock() + run.length() == dev
+          && run.length() < MAX_RUN) {
+        run = new FileExtent(run.fileBlock(), run.deviceBlock(), run.length() + 1);
+        continue;
+      }
+      if (run != null) {
+        runs.add(run);
+      }
+      run = new FileExtent(b, dev, 1);
+    }
+    if (run != null) {
+      runs.add(run);
+    }
+    Allocator a = ctx.allocator();
+    long done = 0;
+    for (FileExtent r : runs) {
+      Allocator.InPlace permit = a.overwrite(f.ino, r.device());
+      if (permit == null) {
+        continue;
+      }
+      try {
+        guardOrDrop(f);
+        ByteBuffer buf = ByteBuffer.allocate((int) r.length() * ctx.blockSize);
+        for (long b = r.fileBlock(); b < r.fileEnd(); b++) {
+          buf.put(f.dirty.get(b));
+        }
+        ctx.device.write(buf.flip(), r.deviceBlock() * ctx.blockSize);
+      } catch (IOException e) {
+        // the blocks stay buffered; what reached the device is this file's own block
+        throw new FsException(Errno.EIO, "device write for inode " + f.ino + ": " + e, e);
+      } finally {
+        permit.close();
+      }
+      f.overwritten = true;
+      for (long b = r.fileBlock(); b < r.fileEnd(); b++) {
+        f.dirty.remove(b);
+      }
+      budget.give(r.length() * ctx.blockSize);
+      done += r.length();
+    }
+    if (done > 0) {
+      ctx.stats.overwrittenInPlace.add(done);
+      reservations.settle(f); // those needed no fresh block
     }
   }
 
@@ -326,7 +432,7 @@ final class Flusher {
       List<Piece> batch = pieces.subList(i, end);
       try {
         // Every dirty block is in some run, so after the last batch nothing is buffered.
-        commit(f, a, batch, declareClean && end == pieces.size(), grouped);
+        commit(f, a, batch, end == pieces.size(), declareClean && end == pieces.size(), grouped);
       } catch (OutcomeUnknownException e) {
         // This batch may be committed: its blocks stay allocated, so their promise is spent.
         abandon(f, a, fresh(f, pieces.subList(end, pieces.size())), spent);
@@ -352,6 +458,7 @@ final class Flusher {
     if (f.dirty.isEmpty() && f.written.isEmpty()) {
       f.pendingEnd = -1;
       f.pendingAttrs = null; // every batch carried them; the last one is in
+      f.overwritten = false; // the last batch carried the size and times of those too
     }
   }
 
@@ -396,7 +503,7 @@ final class Flusher {
     }
   }
 
-  private void commit(FileData f, Allocator a, List<Piece> batch, boolean clean,
+  private void commit(FileData f, Allocator a, List<Piece> batch, boolean last, boolean clean,
       boolean grouped) throws FsException {
     List<FileExtent> added = batch.stream().map(Piece::mapping).toList();
     List<Extent> referenced = batch.stream().map(Piece::dev).toList();
@@ -406,7 +513,9 @@ final class Flusher {
       Inode i = Records.inode(tx.get(ctx.keys.inode(f.ino)), f.ino);
       ExtentChunks.Change change = extents.read(tx, f.ino).overwrite(added);
       List<Extent> released = extents.apply(tx, f.ino, change);
-      long size = Math.max(i.size(), Math.min(f.pendingEnd, end));
+      // The last batch: every buffered block is on the device now (blocks overwritten in place
+      // may lie past its pieces), so the size is all that was written.
+      long size = Math.max(i.size(), last ? f.pendingEnd : Math.min(f.pendingEnd, end));
       long blocks = i.blocks() + ExtentMap.blocks(added) - ExtentMap.blocks(change.removed());
       long now = Ctx.now();
       Inode written = i.withSize(size, blocks).withTimes(i.atimeNs(), now, now);

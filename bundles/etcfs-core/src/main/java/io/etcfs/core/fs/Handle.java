@@ -69,9 +69,10 @@ final class Handle implements OpenFile {
       if ((flags & O_ACCMODE) == O_RDONLY) {
         throw new FsException(Errno.EBADF, "fallocate of a read-only handle");
       }
-      if (mode != (PUNCH_HOLE | KEEP_SIZE)) {
-        throw new FsException(Errno.EOPNOTSUPP, "fallocate mode " + mode + ": only punching"
-            + " holes (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) is supported");
+      if (mode != (PUNCH_HOLE | KEEP_SIZE) && mode != 0 && mode != KEEP_SIZE) {
+        throw new FsException(Errno.EOPNOTSUPP, "fallocate mode " + mode + ": only"
+            + " preallocation (0, FALLOC_FL_KEEP_SIZE) and punching holes"
+            + " (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) are supported");
       }
       if (offset < 0 || length <= 0) {
         throw new FsException(Errno.EINVAL, "fallocate of " + length + " bytes at " + offset);
@@ -79,8 +80,12 @@ final class Handle implements OpenFile {
       if (offset > DataPath.MAX_FILE - length) {
         throw new FsException(Errno.EFBIG, "fallocate past the largest file size");
       }
-      files.beforeWrite(data, opener); // a punch changes data: set-ID bits go as for a write
-      files.data().punch(data, offset, length);
+      files.beforeWrite(data, opener); // as for a write: set-ID bits go
+      if (mode == (PUNCH_HOLE | KEEP_SIZE)) {
+        files.data().punch(data, offset, length);
+      } else {
+        files.data().preallocate(data, offset, length, mode == KEEP_SIZE);
+      }
       return null;
     });
   }

@@ -81,6 +81,8 @@ public final class Stats {
   final LongAdder recalls = new LongAdder();
   /** Blocks written to the device ahead of their commit, at a full buffer (Flusher#writeOut). */
   final LongAdder writtenAhead = new LongAdder();
+  /** Blocks written over their committed device blocks (Flusher, overwrites in place). */
+  final LongAdder overwrittenInPlace = new LongAdder();
   /** This node's clean exclusive locks made shared in place (kept caches, no hand-over). */
   final LongAdder downgrades = new LongAdder();
   /** Directory delegations taken, unlinks answered from their queues, and their commits. */
@@ -127,6 +129,10 @@ public final class Stats {
 
   public long writtenAheadBlocks() {
     return writtenAhead.sum();
+  }
+
+  public long overwrittenInPlaceBlocks() {
+    return overwrittenInPlace.sum();
   }
 
   public long recalls() {

@@ -96,7 +96,9 @@ final class Truncator {
       Arrays.fill(partial, (int) (size % bs), (int) bs, (byte) 0);
     }
     flusher.unwrite(f, cut, Long.MAX_VALUE);
-    f.pendingEnd = f.dirty.isEmpty() && f.written.isEmpty() ? -1 : Math.min(f.pendingEnd, size);
+    // Blocks overwritten in place are written data too: the flush commits the size they reach.
+    f.pendingEnd = f.dirty.isEmpty() && f.written.isEmpty() && !f.overwritten ? -1
+        : Math.min(f.pendingEnd, size);
   }
 
   /**

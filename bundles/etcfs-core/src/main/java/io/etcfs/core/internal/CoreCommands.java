@@ -90,6 +90,7 @@ final class CoreCommands {
     totals.put("device_read_bytes", s.deviceReadBytes());
     totals.put("device_write_bytes", s.deviceWriteBytes());
     totals.put("written_ahead_blocks", s.writtenAheadBlocks());
+    totals.put("overwritten_in_place_blocks", s.overwrittenInPlaceBlocks());
     totals.put("delegations_taken", s.delegations());
     totals.put("queued_unlinks", s.queuedUnlinks());
     totals.put("queued_unlink_commits", s.queuedUnlinkCommits());
@@ -111,8 +112,9 @@ final class CoreCommands {
         + String.format("recalls served    %,d (and %,d locks made shared in place)%n",
             s.recalls(), s.downgrades())
         + String.format("device            %,d bytes read, %,d bytes written"
-            + " (%,d blocks ahead of their commit)%n",
-            s.deviceReadBytes(), s.deviceWriteBytes(), s.writtenAheadBlocks())
+            + " (%,d blocks ahead of their commit, %,d over their committed blocks)%n",
+            s.deviceReadBytes(), s.deviceWriteBytes(), s.writtenAheadBlocks(),
+            s.overwrittenInPlaceBlocks())
         + String.format("delegations       %,d directories taken; %,d unlinks queued, in %,d"
             + " commits (%,d lost)%n", s.delegations(), s.queuedUnlinks(),
             s.queuedUnlinkCommits(), s.lostUnlinks())

@@ -100,6 +100,31 @@ public interface Allocator {
   void abandon(List<Extent> extents, long keepReserved);
 
   /**
+   * Overwriting committed blocks in place (since 1.3). Asked before this node writes new data of
+   * inode {@code ino} over {@code blocks}, which its committed extent map references, under the
+   * inode's exclusive lock. A permit says that every block of {@code blocks} lies in space only
+   * this node allocates from and is referenced by {@code ino} as far as this allocator knows,
+   * and keeps both true until it is closed: while any permit is open, no block freed by another
+   * node's commit (nor any space this node lets go) is handed out again here. The caller checks
+   * its lock after taking the permit and writes before closing it, so a write whose lock lapsed
+   * meanwhile either sees the lapse or ends before the blocks can belong to another inode.
+   *
+   * @return a permit to close once the device write returned, or null: the caller writes the data
+   *     to fresh blocks instead (the default: every overwrite allocates)
+   */
+  default InPlace overwrite(long ino, Extent blocks) {
+    return null;
+  }
+
+  /** Held while committed blocks are written in place ({@link #overwrite}). */
+  @FunctionalInterface
+  interface InPlace extends AutoCloseable {
+    /** The write returned (or failed): the blocks may change hands again. */
+    @Override
+    void close();
+  }
+
+  /**
    * Free blocks on the whole device, for {@code statfs}: neither referenced, nor allocated or
    * promised on this node (other nodes' promises may not be known here).
    */

@@ -3,7 +3,7 @@
  * owns. Implemented by {@code alloc-arena}.
  */
 @Export
-@Version("1.2.0")
+@Version("1.3.0")
 package io.etcfs.spi.alloc;
 
 import org.osgi.annotation.bundle.Export;

@@ -51,14 +51,15 @@ public interface OpenFile {
   /**
    * fallocate(2) (1.5). {@code PUNCH_HOLE | KEEP_SIZE}: the range reads as zeros from then on,
    * on every node, its whole blocks are freed (SEEK_HOLE finds them, {@code st_blocks} falls),
-   * the size stays and the times change as for a write. Preallocation (mode 0, {@code
-   * KEEP_SIZE} alone) is not offered: every write goes to fresh blocks here, so space set aside
-   * now would not be the space a later write uses, and a promise kept only in memory would not
-   * survive the node — EOPNOTSUPP, on which glibc's posix_fallocate writes zeros itself. Zeroing,
-   * collapsing and inserting ranges are EOPNOTSUPP too.
+   * the size stays and the times change as for a write. Preallocation (mode 0; {@code
+   * KEEP_SIZE} alone inside the size): the holes of the range become zeroed blocks of the file,
+   * committed before it returns, no byte of data changes, and mode 0 moves the size to the
+   * range's end. {@code KEEP_SIZE} past the size, zeroing, collapsing and inserting ranges are
+   * EOPNOTSUPP (on which glibc's posix_fallocate writes zeros itself).
    *
    * @throws FsException EBADF for a descriptor not open for writing, EINVAL for a negative
-   *     offset or a length not positive, EFBIG past the largest file, EOPNOTSUPP for the rest
+   *     offset or a length not positive, EFBIG past the largest file, ENOSPC when the device has
+   *     no room for a preallocation (what was set aside so far stays), EOPNOTSUPP for the rest
    */
   void fallocate(int mode, long offset, long length) throws FsException;
 

@@ -29,6 +29,29 @@ final class BitmapAllocator implements Allocator {
     this.end = endBlock;
   }
 
+  /** Whether {@link #overwrite} permits writes in place over blocks this allocator handed out. */
+  volatile boolean inPlace;
+  /** Permits granted and not closed yet. */
+  final java.util.concurrent.atomic.AtomicInteger openPermits =
+      new java.util.concurrent.atomic.AtomicInteger();
+  /** Runs as each permit is granted (a test's way to lose a lock at that very moment). */
+  volatile Runnable onPermit = () -> { };
+  /** Permits granted. */
+  final java.util.concurrent.atomic.AtomicInteger permits =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  @Override
+  public synchronized InPlace overwrite(long ino, Extent blocks) {
+    if (!inPlace || blocks.start() < first || blocks.end() > end
+        || used.nextClearBit((int) blocks.start()) < blocks.end()) {
+      return null;
+    }
+    permits.incrementAndGet();
+    openPermits.incrementAndGet();
+    onPermit.run();
+    return openPermits::decrementAndGet;
+  }
+
   @Override
   public String backend() {
     return "bitmap";

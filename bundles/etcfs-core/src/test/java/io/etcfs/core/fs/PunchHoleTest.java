@@ -23,7 +23,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * fallocate(PUNCH_HOLE | KEEP_SIZE) ({@link OpenFile#fallocate}): the range reads as zeros here
  * and on another node, its whole blocks go back to the allocator and read as a hole, the size
- * stays; what was only buffered is punched too; other modes are EOPNOTSUPP.
+ * stays; what was only buffered is punched too. Preallocation (mode 0, KEEP_SIZE inside the
+ * size) maps the holes of the range to zeroed blocks, durably, and keeps every byte of data;
+ * other modes are EOPNOTSUPP.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PunchHoleTest {
@@ -115,9 +117,10 @@ class PunchHoleTest {
     f.fallocate(PUNCH, 2 * BS, 10 * BS);
     assertArrayEquals(content, read(f, content.length));
     assertEquals(2L * BS, a.fs.getattr(f.ino()).size());
-    assertErrno(Errno.EOPNOTSUPP, () -> f.fallocate(0, 0, BS));
-    assertErrno(Errno.EOPNOTSUPP, () -> f.fallocate(OpenFile.KEEP_SIZE, 0, BS));
+    assertErrno(Errno.EOPNOTSUPP, () -> f.fallocate(OpenFile.KEEP_SIZE, BS, 2 * BS));
     assertErrno(Errno.EOPNOTSUPP, () -> f.fallocate(OpenFile.PUNCH_HOLE, 0, BS));
+    assertErrno(Errno.EOPNOTSUPP, () -> f.fallocate(0x10, 0, BS)); // FALLOC_FL_ZERO_RANGE
+    assertErrno(Errno.EOPNOTSUPP, () -> f.fallocate(0x08, 0, BS)); // FALLOC_FL_COLLAPSE_RANGE
     assertErrno(Errno.EINVAL, () -> f.fallocate(PUNCH, -1, BS));
     assertErrno(Errno.EINVAL, () -> f.fallocate(PUNCH, 0, 0));
     assertErrno(Errno.EFBIG, () -> f.fallocate(PUNCH, Long.MAX_VALUE - 10, 100));
@@ -126,6 +129,64 @@ class PunchHoleTest {
     ro.release();
     assertArrayEquals(content, read(f, content.length), "nothing changed by the refusals");
     f.release();
+  }
+
+  @Test
+  void preallocationMapsTheHolesToZeroedBlocksAndKeepsTheData() throws Exception {
+    byte[] head = pattern(BS + 100);
+    OpenFile f = a.fs.create(Vfs.ROOT, "pre", 0644, RDWR, ROOT);
+    f.write(ByteBuffer.wrap(head), 0);
+    f.fsync(false);
+    long free = fx.allocator.freeBlocks();
+    f.fallocate(0, 100, 64L * BS); // over data, its last block's tail and 63 holes
+    assertEquals(100 + 64L * BS, a.fs.getattr(f.ino()).size());
+    assertEquals(free - 63, fx.allocator.freeBlocks(), "63 blocks set aside, durably");
+    assertEquals(65L * BS / 512, a.fs.getattr(f.ino()).blocks());
+    byte[] expect = new byte[100 + 64 * BS];
+    System.arraycopy(head, 0, expect, 0, head.length);
+    assertArrayEquals(expect, read(f, expect.length), "data kept, the rest zeros");
+    assertEquals(0, f.seek(0, false));
+    assertEquals(expect.length, f.seek(0, true), "no hole left in the range");
+    f.release();
+    OpenFile there = b.fs.open(f.ino(), RDONLY, ROOT);
+    assertEquals(expect.length, b.fs.getattr(f.ino()).size(), "committed: another node sees it");
+    assertArrayEquals(expect, read(there, expect.length));
+    there.release();
+  }
+
+  @Test
+  void keepSizePreallocatesTheHolesOfASparseFileAndMovesNoSize() throws Exception {
+    OpenFile f = a.fs.create(Vfs.ROOT, "sparse", 0644, RDWR, ROOT);
+    f.write(ByteBuffer.wrap(pattern(10)), 20L * BS - 10); // 19 blocks of hole, then data
+    f.fsync(false);
+    long free = fx.allocator.freeBlocks();
+    f.fallocate(OpenFile.KEEP_SIZE, 0, 20L * BS);
+    assertEquals(20L * BS, a.fs.getattr(f.ino()).size());
+    assertEquals(free - 19, fx.allocator.freeBlocks());
+    assertEquals(20L * BS, f.seek(0, true), "no hole left");
+    byte[] expect = new byte[20 * BS];
+    System.arraycopy(pattern(10), 0, expect, 20 * BS - 10, 10);
+    assertArrayEquals(expect, read(f, expect.length));
+    f.release();
+  }
+
+  @Test
+  void preallocationPastTheFreeSpaceIsEnospcAndKeepsTheFileWhole() throws Exception {
+    OpenFile f = a.fs.create(Vfs.ROOT, "big", 0644, RDWR, ROOT);
+    long total = fx.allocator.freeBlocks();
+    assertErrno(Errno.ENOSPC, () -> f.fallocate(0, 0, (total + 10) * BS));
+    long size = a.fs.getattr(f.ino()).size();
+    assertTrue(size < (total + 10) * BS, "the size reached only what had room: " + size);
+    assertEquals(size, b.fs.getattr(f.ino()).size(), "what was set aside is committed");
+    byte[] zeros = new byte[(int) Math.min(size, 64 * BS)];
+    assertArrayEquals(zeros, DataPathTest.read(f, 0, zeros.length));
+    f.release();
+    a.fs.unlink(Vfs.ROOT, "big", ROOT);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (fx.allocator.freeBlocks() != total && System.nanoTime() < deadline) {
+      Thread.sleep(10); // a poll: the purge of an unlinked file may finish after unlink returns
+    }
+    assertEquals(total, fx.allocator.freeBlocks(), "every block comes back with the file");
   }
 
   private interface Call {

@@ -112,46 +112,10 @@ class WriteAheadTest {
   void overwritesTruncatesAndPunchesOfWrittenAheadBlocksAgreeWithAModel() throws Exception {
     start(0, SMALL);
     OpenFile f = fs.create(Vfs.ROOT, "m", 0644, RDWR, ROOT);
-    Random rnd = new Random(11);
-    byte[] model = new byte[1 << 20];
-    int size = 0;
-    for (int i = 0; i < 400; i++) {
-      int op = rnd.nextInt(20);
-      if (op == 0) {
-        int cut = rnd.nextInt(size + 1);
-        fs.setattr(f.ino(), SetAttr.size(cut), ROOT);
-        Arrays.fill(model, cut, model.length, (byte) 0);
-        size = cut;
-      } else if (op == 1 && size > 0) {
-        int off = rnd.nextInt(size);
-        int len = 1 + rnd.nextInt(64 * 1024);
-        f.fallocate(3, off, len); // FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
-        Arrays.fill(model, off, Math.min(size, off + len), (byte) 0);
-      } else if (op == 2) {
-        f.fsync(false);
-      } else if (op == 3 && size > 0) {
-        int off = rnd.nextInt(size);
-        int len = rnd.nextInt(100_000);
-        assertArrayEquals(Arrays.copyOfRange(model, off, Math.min(size, off + len)),
-            DataPathTest.read(f, off, len), "read at " + off + " step " + i);
-      } else {
-        // mostly long sequential runs, which overflow the buffer and go ahead
-        int off = rnd.nextInt(model.length - 200_000);
-        byte[] d = DataPathTest.bytes(rnd.nextBoolean() ? 1 + rnd.nextInt(8000)
-            : 100_000 + rnd.nextInt(100_000), i);
-        write(f, off, d);
-        System.arraycopy(d, 0, model, off, d.length);
-        size = Math.max(size, off + d.length);
-      }
-    }
+    FileModel model = new FileModel();
+    model.run(fs, f, new Random(11), 400, 20, 1, 2); // mostly long runs: they go ahead
     assertTrue(fs.stats().writtenAheadBlocks() > 0, "the run exercised writing ahead");
-    assertEquals(size, fs.getattr(f.ino()).size());
-    assertArrayEquals(Arrays.copyOf(model, size), DataPathTest.read(f, 0, model.length));
-    f.release();
-    assertEquals(size, committedSize(f.ino()));
-    OpenFile r = fs.open(f.ino(), 0, ROOT);
-    assertArrayEquals(Arrays.copyOf(model, size), DataPathTest.read(r, 0, model.length));
-    r.release();
+    model.check(fs, f, this::committedSize);
     long mapped = extents(f.ino()).stream().mapToLong(FileExtent::length).sum();
     assertEquals(mapped, fx.allocator.usedBlocks(), "no written-ahead block left allocated");
     assertEquals(0, fx.allocator.promised());

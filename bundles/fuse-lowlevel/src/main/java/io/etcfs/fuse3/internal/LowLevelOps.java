@@ -524,9 +524,9 @@ final class LowLevelOps {
   }
 
   /**
-   * fallocate(2): punching a hole ({@link OpenFile#fallocate}); other modes answer EOPNOTSUPP
-   * (never ENOSYS, on which the kernel would stop asking for the mount's lifetime). The kernel
-   * writes back and drops its own cached pages of a punched range itself.
+   * fallocate(2): punching a hole and preallocating ({@link OpenFile#fallocate}); other modes
+   * answer EOPNOTSUPP (never ENOSYS, on which the kernel would stop asking for the mount's
+   * lifetime). The kernel writes back and drops its own cached pages of a punched range itself.
    */
   private void fallocate(long req, long ino, int mode, long offset, long length, long fi) {
     long fh = Mem.IO.getLong(fi + Mem.FI_FH);

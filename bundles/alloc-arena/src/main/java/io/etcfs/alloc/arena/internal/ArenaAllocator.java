@@ -74,6 +74,10 @@ public final class ArenaAllocator implements Allocator {
     @AttributeDefinition(description = "How long a node out of space waits for other nodes to"
         + " release arenas they can spare before it answers ENOSPC.")
     int askWaitMillis() default 2000;
+
+    @AttributeDefinition(description = "Let the core overwrite a file's committed blocks in"
+        + " place (false: every overwrite goes to fresh blocks, copy-on-write).")
+    boolean inPlace() default true;
   }
 
   private final MetaStore store;
@@ -87,6 +91,7 @@ public final class ArenaAllocator implements Allocator {
   private final SpaceRequests requests;
   private final CommitPlanner planner;
   private final ScheduledExecutorService background;
+  private final boolean inPlace;
   private volatile boolean stopped;
 
   @Activate
@@ -106,6 +111,7 @@ public final class ArenaAllocator implements Allocator {
       throw new IllegalArgumentException(PID + ": nodeName " + nodeName
           + " is not this node's membership (" + membership.nodeName() + ")");
     }
+    this.inPlace = config.inPlace();
     this.keys = new ArenaKeys(fsName);
     this.table = new ArenaTable(geometry(), clock);
     this.background = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -236,6 +242,22 @@ public final class ArenaAllocator implements Allocator {
   @Override
   public void abandon(List<Extent> extents, long keepReserved) {
     table.abandon(planner.pieces(extents), keepReserved);
+  }
+
+  /**
+   * A permit while this node owns the blocks' arena and its reverse map gives them to {@code
+   * ino}: a block freed elsewhere meanwhile (the inode's lock lapsed here and another node's
+   * commit replaced or removed it) is not handed out here until the permit closes, and an owned
+   * arena is let go only then. Blocks in an arena another node owns are never permitted: that
+   * node could reuse them at once. Once this node is fenced the device refuses the write anyway.
+   * None with {@code inPlace=false}.
+   */
+  @Override
+  public InPlace overwrite(long ino, Extent blocks) {
+    if (!inPlace || stopped || membership.isFenced()) {
+      return null;
+    }
+    return table.overwrite(ino, blocks.start(), blocks.end());
   }
 
   @Override

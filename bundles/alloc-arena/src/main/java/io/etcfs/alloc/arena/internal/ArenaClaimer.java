@@ -95,7 +95,7 @@ final class ArenaClaimer implements ArenaTable.Claimer {
    */
   void releaseIdle(long idleNanos) {
     for (Arena a : table.owned()) {
-      table.locked(() -> {
+      table.freeing(() -> {
         boolean idle = table.now() - a.lastActivity >= idleNanos;
         if (idle && a.referenced() == 0 && a.landing() == 0 && table.spare(a)) {
           release(a);
@@ -116,7 +116,7 @@ final class ArenaClaimer implements ArenaTable.Claimer {
   int releaseSpare() {
     int released = 0;
     for (Arena a : table.owned()) {
-      released += table.locked(() -> {
+      released += table.freeing(() -> {
         if (a.free() > 0 && table.spare(a) && release(a)) {
           return 1;
         }
@@ -134,7 +134,7 @@ final class ArenaClaimer implements ArenaTable.Claimer {
    */
   void releaseAll() {
     for (Arena a : table.owned()) {
-      table.locked(() -> {
+      table.freeing(() -> {
         if (a.reserved() == 0) {
           release(a);
         } else {

@@ -1,6 +1,7 @@
 package io.etcfs.alloc.arena.internal;
 
 import io.etcfs.alloc.arena.internal.Geometry.Piece;
+import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.alloc.Extent;
 import io.etcfs.spi.alloc.NoSpaceException;
 import java.util.ArrayList;
@@ -9,7 +10,9 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -31,6 +34,12 @@ final class ArenaTable {
 
 
   final ReentrantLock lock = new ReentrantLock();
+  /**
+   * Writes in place (read side: {@link #overwrite}) against whatever can make a referenced block
+   * of an owned arena free here or let an owned arena go (write side: {@link #freeing}). Always
+   * taken before {@link #lock}, never while holding it.
+   */
+  private final ReentrantReadWriteLock inPlace = new ReentrantReadWriteLock();
   final Geometry geometry;
   private final Arena[] arenas;
   private final Set<Arena> owned = new LinkedHashSet<>();
@@ -62,6 +71,80 @@ final class ArenaTable {
       action.run();
       return null;
     });
+  }
+
+  /**
+   * Runs {@code action} under the lock once every open in-place permit has closed, and lets no
+   * new one open meanwhile: for anything that frees referenced blocks of an owned arena (a watch
+   * event, a rebuild from a read) or lets an owned arena go. A write in place that began before
+   * has returned; one that begins after checks its inode lock after that free was seen here,
+   * which came from a commit that needed the lock gone first.
+   */
+  void freeing(Runnable action) {
+    inPlace.writeLock().lock();
+    try {
+      locked(action);
+    } finally {
+      inPlace.writeLock().unlock();
+    }
+  }
+
+  /** As {@link #freeing(Runnable)}, with a result. */
+  <T> T freeing(Supplier<T> action) {
+    inPlace.writeLock().lock();
+    try {
+      return locked(action);
+    } finally {
+      inPlace.writeLock().unlock();
+    }
+  }
+
+  /**
+   * A permit to overwrite device blocks [{@code start}, {@code end}) of inode {@code ino} in
+   * place, or null: they must lie in one arena this node owns and its reverse map must say
+   * {@code ino} references every one of them. Until it is closed nothing run through {@link
+   * #freeing} can start.
+   */
+  Allocator.InPlace overwrite(long ino, long start, long end) {
+    inPlace.readLock().lock();
+    boolean granted = false;
+    try {
+      granted = locked(() -> referencedBy(ino, start, end));
+    } finally {
+      if (!granted) {
+        inPlace.readLock().unlock();
+      }
+    }
+    if (!granted) {
+      return null;
+    }
+    AtomicBoolean open = new AtomicBoolean(true);
+    return () -> {
+      if (open.getAndSet(false)) {
+        inPlace.readLock().unlock();
+      }
+    };
+  }
+
+  /** Under the lock: every block of [start, end) in one owned arena and referenced by ino. */
+  private boolean referencedBy(long ino, long start, long end) {
+    int index = geometry.arenaOf(start);
+    if (index < 0 || end <= start) {
+      return false;
+    }
+    Arena a = arenas[index];
+    if (!a.owned() || end > a.end) {
+      return false;
+    }
+    long at = start;
+    while (at < end) {
+      Map.Entry<Long, Ref> e = a.refs().floorEntry(at);
+      if (e == null || e.getValue().ino() != ino || e.getKey() + e.getValue().length() <= at) {
+        return false;
+      }
+      at = e.getKey() + e.getValue().length();
+    }
+    return true;
   }
 
   Arena arena(int index) {
@@ -266,7 +349,7 @@ final class ArenaTable {
   }
 
   void apply(List<Event> events) {
-    locked(() -> {
+    freeing(() -> {
       long now = now();
       for (Event e : events) {
         if (e.arena() < arenas.length) {

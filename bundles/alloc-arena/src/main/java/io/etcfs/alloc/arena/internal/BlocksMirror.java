@@ -186,7 +186,7 @@ final class BlocksMirror implements WatchListener {
       if (!closed) {
         start();
         for (Arena a : table.owned()) {
-          table.locked(() -> {
+          table.freeing(() -> {
             Snapshot s = read(a.index);
             a.own(a.claimRevision(), s.refs(), s.revision());
           });

@@ -161,8 +161,9 @@ final class CommitPlanner {
    */
   void committed(List<Piece> referenced, Map<Integer, RunSet> released,
       IntFunction<Snapshot> reader) {
-    // reader null: the watch has applied the commit already, and with it every release.
-    table.locked(() -> {
+    // reader null: the watch has applied the commit already, and with it every release. A
+    // rebuild may free referenced blocks (releases the watch has not shown): after the permits.
+    table.freeing(() -> {
       referenced.forEach(p -> table.arena(p.arena()).committed(p.start(), p.end(), table.now()));
       released.forEach((index, runs) -> {
         Arena a = table.arena(index);

@@ -27,6 +27,8 @@ final class TestFs implements AutoCloseable {
   final long blocksPerArena;
   /** How long a node out of space waits for the others (the config's askWaitMillis). */
   int askWaitMillis = 2000;
+  /** The config's inPlace. */
+  boolean inPlace = true;
 
   TestFs(int arenas, long blocksPerArena) {
     this.arenas = arenas;
@@ -49,13 +51,13 @@ final class TestFs implements AutoCloseable {
   Node node(String name, int idleReleaseSeconds, int idleCheckSeconds) {
     FakeMembership m = new FakeMembership(store, FS, name);
     return new Node(store, m, new ArenaAllocator(store, m, config(FS, name, idleReleaseSeconds,
-        idleCheckSeconds, askWaitMillis)));
+        idleCheckSeconds, askWaitMillis, inPlace)));
   }
 
   /** A second allocator instance for the same incarnation: a restart after a crash. */
   Node restart(Node old) {
     return new Node(store, old.membership, new ArenaAllocator(store, old.membership,
-        config(FS, old.membership.nodeName(), 60, 0, askWaitMillis)));
+        config(FS, old.membership.nodeName(), 60, 0, askWaitMillis, inPlace)));
   }
 
   /** The reverse map in the store: arena → start → ref. */
@@ -138,11 +140,11 @@ final class TestFs implements AutoCloseable {
   }
 
   static ArenaAllocator.Config config(String fs, String node, int idleRelease, int idleCheck) {
-    return config(fs, node, idleRelease, idleCheck, 2000);
+    return config(fs, node, idleRelease, idleCheck, 2000, true);
   }
 
   static ArenaAllocator.Config config(String fs, String node, int idleRelease, int idleCheck,
-      int askWait) {
+      int askWait, boolean inPlace) {
     return new ArenaAllocator.Config() {
       @Override
       public Class<? extends Annotation> annotationType() {
@@ -172,6 +174,11 @@ final class TestFs implements AutoCloseable {
       @Override
       public int askWaitMillis() {
         return askWait;
+      }
+
+      @Override
+      public boolean inPlace() {
+        return inPlace;
       }
     };
   }
