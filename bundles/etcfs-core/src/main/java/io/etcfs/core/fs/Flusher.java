@@ -102,9 +102,7 @@ final class Flusher {
       return;
     }
     guardOrDrop(f);
-    Extents.Snapshot committed = extents.snapshot(f.ino);
-    List<FileExtent> map = committed.chunks().extents();
-    overwriteInPlace(f, map, committed.inode().size());
+    List<FileExtent> map = overwriteInPlace(f);
     if (f.dirty.isEmpty() && f.written.isEmpty()) {
       if (f.overwritten && !declareClean) {
         flushDevice(f);
@@ -150,9 +148,7 @@ final class Flusher {
       return;
     }
     guardOrDrop(f);
-    Extents.Snapshot committed = extents.snapshot(f.ino);
-    List<FileExtent> map = committed.chunks().extents();
-    overwriteInPlace(f, map, committed.inode().size());
+    List<FileExtent> map = overwriteInPlace(f);
     if (f.dirty.isEmpty()) {
       return;
     }
@@ -322,12 +318,16 @@ final class Flusher {
    * and a lock that lapsed before is seen. Only blocks wholly below the committed size: a crash
    * never leaves bytes past it that no commit wrote, which a later extension would show. What is
    * left dirty goes to fresh blocks as before. The caller holds the file's lock.
+   *
+   * @return the committed extent map it worked from, for what is left
    */
-  private void overwriteInPlace(FileData f, List<FileExtent> map, long committedSize)
-      throws FsException {
-    long whole = committedSize / ctx.blockSize; // blocks [0, whole) lie wholly below the size
+  private List<FileExtent> overwriteInPlace(FileData f) throws FsException {
+    Extents.Snapshot committed = extents.snapshot(f.ino);
+    List<FileExtent> map = committed.chunks().extents();
+    // blocks [0, whole) lie wholly below the committed size
+    long whole = committed.inode().size() / ctx.blockSize;
     if (f.dirty.isEmpty() || map.isEmpty() || whole == 0) {
-      return;
+      return map;
     }
     List<FileExtent> runs = new ArrayList<>();
     FileExtent run = null;
@@ -360,11 +360,8 @@ final class Flusher {
       }
       try {
         guardOrDrop(f);
-        ByteBuffer buf = ByteBuffer.allocate((int) r.length() * ctx.blockSize);
-        for (long b = r.fileBlock(); b < r.fileEnd(); b++) {
-          buf.put(f.dirty.get(b));
-        }
-        ctx.device.write(buf.flip(), r.deviceBlock() * ctx.blockSize);
+        ctx.device.write(gathered(f, r.fileBlock(), r.length()),
+            r.deviceBlock() * ctx.blockSize);
       } catch (IOException e) {
         // the blocks stay buffered; what reached the device is this file's own block
         throw new FsException(Errno.EIO, "device write for inode " + f.ino + ": " + e, e);
@@ -382,6 +379,7 @@ final class Flusher {
       ctx.stats.overwrittenInPlace.add(done);
       reservations.settle(f); // those needed no fresh block
     }
+    return map;
   }
 
   /** Groups runs into transactions of bounded size; a long run is split alone. */
@@ -598,14 +596,19 @@ final class Flusher {
     long fileBlock = run.get(0);
     for (Extent dev : got) {
       pieces.add(new Piece(fileBlock, dev));
-      ByteBuffer buf = ByteBuffer.allocate((int) dev.length() * ctx.blockSize);
-      for (long b = fileBlock; b < fileBlock + dev.length(); b++) {
-        buf.put(f.dirty.get(b));
-      }
-      ctx.device.write(buf.flip(), dev.start() * ctx.blockSize);
+      ctx.device.write(gathered(f, fileBlock, dev.length()), dev.start() * ctx.blockSize);
       fileBlock += dev.length();
     }
     return spent;
+  }
+
+  /** Dirty blocks [{@code from}, {@code from + count}) in one buffer, ready to write. */
+  private ByteBuffer gathered(FileData f, long from, long count) {
+    ByteBuffer buf = ByteBuffer.allocate((int) count * ctx.blockSize);
+    for (long b = from; b < from + count; b++) {
+      buf.put(f.dirty.get(b));
+    }
+    return buf.flip();
   }
 
   /** Blocks that will not be committed; the buffer keeps what it still holds promised. */
