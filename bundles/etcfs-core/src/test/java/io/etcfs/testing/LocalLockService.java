@@ -181,6 +181,14 @@ public final class LocalLockService implements LockService {
     return requests.get();
   }
 
+  /** Whether this service holds a lock on {@code inode}. */
+  public boolean holds(long inode) {
+    synchronized (table) {
+      Map<LocalLockService, HeldLock> holders = table.held.get(inode);
+      return holders != null && holders.containsKey(this);
+    }
+  }
+
   private void waitLocked(long deadline) throws LockTimeoutException {
     long left = deadline - System.nanoTime();
     if (left <= 0) {

@@ -36,8 +36,18 @@ final class DirReader {
   /** A directory's entries in key order, or {@code null} entries if it has too many. */
   private record Listing(List<DirEntry> entries) {}
 
+  /** How many directories {@link #listedAfter} remembers the listing order of. */
+  static final int LISTED_KEPT = 4096;
+
   private final Ctx ctx;
   private final Lookups lookups;
+  /** Directories listed from the start, by when (a counter), the latest listing of each. */
+  private final java.util.concurrent.ConcurrentSkipListMap<Long, Long> listedOrder =
+      new java.util.concurrent.ConcurrentSkipListMap<>();
+  private final java.util.Map<Long, Long> listedAt =
+      new java.util.concurrent.ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicLong listings =
+      new java.util.concurrent.atomic.AtomicLong();
 
   DirReader(Ctx ctx, Lookups lookups) {
     this.ctx = ctx;
@@ -49,6 +59,9 @@ final class DirReader {
     Names.requireDir(d);
     if (cookie == Long.MAX_VALUE || max <= 0) {
       return new DirPage(List.of(), cookie != Long.MAX_VALUE);
+    }
+    if (cookie == 0) {
+      listed(dir);
     }
     Listing l = ctx.cache.isLive()
         ? ctx.cache.group(MetaCache.listingSlot(dir), () -> load(dir)) : null;
@@ -78,6 +91,34 @@ final class DirReader {
   List<DirEntry> cachedListing(long dir) {
     return ctx.cache.peekGroup(MetaCache.listingSlot(dir)) instanceof Listing l ? l.entries()
         : null;
+  }
+
+  /**
+   * The directories listed from the start after {@code dir} last was, in the order they were
+   * (up to {@link #LISTED_KEPT} remembered); none if it was not listed recently. A walk lists a
+   * directory shortly before it opens its files ({@code find | xargs sha256sum}, {@code tar c},
+   * {@code cp -r}), so this is the order of the files a reader opens after {@code dir}'s: a hint
+   * for {@link ReadAhead}, never for a decision.
+   */
+  Iterable<Long> listedAfter(long dir) {
+    Long at = listedAt.get(dir);
+    return at == null ? List.of() : listedOrder.tailMap(at, false).values();
+  }
+
+  private void listed(long dir) {
+    long now = listings.incrementAndGet();
+    Long before = listedAt.put(dir, now);
+    if (before != null) {
+      listedOrder.remove(before);
+    }
+    listedOrder.put(now, dir);
+    while (listedAt.size() > LISTED_KEPT) {
+      var oldest = listedOrder.pollFirstEntry();
+      if (oldest == null) {
+        break;
+      }
+      listedAt.remove(oldest.getValue(), oldest.getKey());
+    }
   }
 
   /**

@@ -15,6 +15,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -52,6 +54,18 @@ final class InodeLocks implements RecallHandler {
   private final Supplier<LockService> service;
   private final OpenFiles open;
   private final Map<Long, HeldLock> current = new ConcurrentHashMap<>();
+  /**
+   * Prefetched shared locks not used yet, each with the batch it came in (see {@link
+   * #prefetchAhead}). Entries go at the first use or when the lock is let go.
+   */
+  private final Map<Long, Batch> unused = new ConcurrentHashMap<>();
+
+  /** One prefetch's locks: how many are still unused, and whether the next batch was asked. */
+  private static final class Batch {
+    final AtomicInteger size = new AtomicInteger();
+    final AtomicInteger used = new AtomicInteger();
+    final AtomicBoolean nextAsked = new AtomicBoolean();
+  }
   /**
    * The last lock let go per inode: a caller that obtained it just before must not use it. The
    * window is a few instructions wide, so the most recent few thousand are plenty (memory stays
@@ -107,6 +121,8 @@ final class InodeLocks implements RecallHandler {
     long deadline = System.nanoTime() + WAIT.toNanos();
     if (mode == LockMode.SHARED && !current.containsKey(ino)) {
       prefetch(s, ino);
+    } else if (mode == LockMode.SHARED) {
+      usedPrefetched(s, ino);
     } else if (mode == LockMode.EXCLUSIVE) {
       upgrading(ino);
     }
@@ -267,6 +283,47 @@ final class InodeLocks implements RecallHandler {
     }
   }
 
+  /**
+   * The first use of a prefetched lock. Once half of its batch is used, the next batch (the files
+   * after this one that this node does not hold) is asked for in the background, so a reader
+   * going through a directory finds the next locks granted instead of waiting a round trip every
+   * {@link ReadAhead#BATCH} files. O(1) per use; the listing is walked once per batch.
+   */
+  private void usedPrefetched(LockService s, long ino) {
+    Batch b = unused.remove(ino);
+    if (b == null || 2 * b.used.incrementAndGet() < b.size.get()
+        || !b.nextAsked.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      READ_AHEAD.execute(() -> prefetchAhead(s, ino));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      LOG.log(Level.FINE, "inode " + ino + ": next shared locks not asked for: " + e);
+    }
+  }
+
+  /** In the background: the locks and extent maps of the files a reader at {@code ino} opens next. */
+  private void prefetchAhead(LockService s, long ino) {
+    ReadAhead ahead = readAhead;
+    if (ahead == null || s != attached) {
+      return;
+    }
+    List<Long> inos = ahead.around(ino, current::containsKey);
+    if (inos.size() < 2) {
+      inos = goneOrder.around(ino, ReadAhead.BATCH, current::containsKey);
+    }
+    List<Long> next = inos.subList(1, inos.size()); // ino itself is held
+    if (next.size() < 2) {
+      return;
+    }
+    try {
+      extents.prime(next);
+    } catch (FsException | RuntimeException e) {
+      LOG.log(Level.FINE, "inode " + ino + ": extent maps not read ahead: " + e);
+    }
+    prefetchLocks(s, ino, List.copyOf(next)); // ino: the reader's position, not among them
+  }
+
   /** Threads that read extent maps ahead while the shared locks are asked for. */
   private static final java.util.concurrent.ExecutorService READ_AHEAD =
       java.util.concurrent.Executors.newCachedThreadPool(r -> {
@@ -291,6 +348,7 @@ final class InodeLocks implements RecallHandler {
     if (!ctx.cache.awaitRevision(newest, CATCH_UP_MS)) {
       got.forEach(lock -> forgetCached(lock.inode())); // the cache cannot say it has them
     }
+    Batch batch = new Batch();
     for (HeldLock lock : got) {
       if (s != attached || current.putIfAbsent(lock.inode(), lock) != null) {
         continue; // another backend meanwhile; or one held already: the backend keeps its own
@@ -298,6 +356,12 @@ final class InodeLocks implements RecallHandler {
       // recalled before it was registered here: letGo recorded it, as for adopt
       if (lock.equals(lastGone.get(lock.inode()))) {
         current.remove(lock.inode(), lock);
+      } else if (lock.inode() != ino) { // the asker's own is in use at once
+        batch.size.incrementAndGet(); // counted before it can be used: used never passes size
+        unused.put(lock.inode(), batch);
+        if (!current.containsKey(lock.inode())) {
+          unused.remove(lock.inode()); // let go meanwhile (forget ran before the put)
+        }
       }
     }
     watch(s);
@@ -604,6 +668,7 @@ final class InodeLocks implements RecallHandler {
   private void forget(HeldLock lock) {
     lastGone.put(lock.inode(), lock);
     current.remove(lock.inode(), lock);
+    unused.remove(lock.inode());
   }
 
   private LockService service() throws FsException {

@@ -257,6 +257,85 @@ class TwoNodesTest {
   }
 
   /**
+   * A reader half-way through a prefetched batch has the next batch asked for in the background:
+   * the locks of the files after the batch are held before the reader reaches them, so it does
+   * not wait a round trip every 64 files.
+   */
+  @Test
+  void halfWayThroughABatchTheNextIsAskedForInTheBackground() throws Throwable {
+    var d = a.fs.mkdir(Vfs.ROOT, "sweep", 0755, ROOT);
+    int files = 3 * ReadAhead.BATCH;
+    long[] inos = writtenAndPublished(d.ino(), files, -1);
+    eventually(() -> assertEquals(files, countEntries(b.fs, d.ino())));
+    List<io.etcfs.spi.vfs.DirEntry> order = listedOrder(b, d.ino(), inos);
+    for (int i = 0; i <= ReadAhead.BATCH / 2; i++) {
+      read(b, b.fs.lookup(d.ino(), order.get(i).name(), ROOT).ino());
+    }
+    long beyond = order.get(ReadAhead.BATCH + 2).ino();
+    eventually(() -> assertTrue(b.lockService.holds(beyond),
+        "the lock of the file after the first batch was asked for ahead"));
+    int before = b.lockService.requests();
+    for (int i = ReadAhead.BATCH / 2 + 1; i < ReadAhead.BATCH + 8; i++) {
+      read(b, b.fs.lookup(d.ino(), order.get(i).name(), ROOT).ino());
+    }
+    assertEquals(before, b.lockService.requests(), "no request of the reader's own meanwhile");
+  }
+
+  /**
+   * A walk over many small directories ({@code find | xargs sha256sum} over a source tree, whose
+   * directories mostly hold fewer files than a batch) asks for the locks of the directories
+   * listed after the one it reads, in the order they were listed: one round trip for the lot,
+   * not one per directory.
+   */
+  @Test
+  void aWalkOverSmallDirectoriesAsksForTheNextDirectoriesLocksTogether() throws Throwable {
+    int dirs = 8;
+    int each = 5;
+    long[] ds = new long[dirs];
+    for (int i = 0; i < dirs; i++) {
+      ds[i] = a.fs.mkdir(Vfs.ROOT, "small" + i, 0755, ROOT).ino();
+      writtenAndPublished(ds[i], each, -1);
+    }
+    List<List<io.etcfs.spi.vfs.DirEntry>> listed = new java.util.ArrayList<>();
+    for (long d : ds) { // find lists every directory before sha256sum opens their files
+      eventually(() -> assertEquals(each, countEntries(b.fs, d)));
+      listed.add(b.fs.readdir(d, 0, 1000).entries());
+    }
+    int before = b.lockService.requests();
+    for (int i = 0; i < dirs; i++) {
+      for (var e : listed.get(i)) {
+        read(b, b.fs.lookup(ds[i], e.name(), ROOT).ino());
+      }
+    }
+    assertEquals(1, b.lockService.requests() - before,
+        dirs * each + " files in " + dirs + " directories: one prefetch asked for all their locks");
+  }
+
+  /** The entries of {@code inos} in n's listing order of {@code dir} (a sweep's order). */
+  private List<io.etcfs.spi.vfs.DirEntry> listedOrder(FsFixture.Node n, long dir, long[] inos)
+      throws FsException {
+    java.util.Set<Long> ours = new java.util.HashSet<>();
+    for (long i : inos) {
+      ours.add(i);
+    }
+    List<io.etcfs.spi.vfs.DirEntry> out = new java.util.ArrayList<>();
+    long cookie = 0;
+    boolean more = true;
+    while (more) {
+      var page = n.fs.readdir(dir, cookie, 1000);
+      for (var e : page.entries()) {
+        if (ours.contains(e.ino())) {
+          out.add(e);
+        }
+      }
+      more = page.more();
+      cookie = page.entries().isEmpty() ? cookie
+          : page.entries().get(page.entries().size() - 1).cookie();
+    }
+    return out;
+  }
+
+  /**
    * A node that let go of the exclusive locks of files it wrote (given back a second after their
    * closes; here published) takes them back for reading together when it reads one of them
    * again, in the order it let go of them, even without a cached listing of their directory.
