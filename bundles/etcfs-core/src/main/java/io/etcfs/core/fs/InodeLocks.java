@@ -60,7 +60,7 @@ final class InodeLocks implements RecallHandler {
    */
   private final Map<Long, Batch> unused = new ConcurrentHashMap<>();
 
-  /** One prefetch's locks: how many are still unused, and whether the next batch was asked. */
+  /** One prefetch's locks: how many came, how many were used, whether the next were asked for. */
   private static final class Batch {
     final AtomicInteger size = new AtomicInteger();
     final AtomicInteger used = new AtomicInteger();
@@ -251,11 +251,7 @@ final class InodeLocks implements RecallHandler {
     if (ahead == null) {
       return;
     }
-    List<Long> inos = ahead.around(ino, current::containsKey);
-    if (inos.size() < 2) {
-      // no listing cached: the exclusive locks let go together with this one's
-      inos = goneOrder.around(ino, ReadAhead.BATCH, current::containsKey);
-    }
+    List<Long> inos = candidates(ahead, ino);
     if (inos.size() < 2) {
       return; // the file alone: its acquire costs the one round trip this would
     }
@@ -308,10 +304,7 @@ final class InodeLocks implements RecallHandler {
     if (ahead == null || s != attached) {
       return;
     }
-    List<Long> inos = ahead.around(ino, current::containsKey);
-    if (inos.size() < 2) {
-      inos = goneOrder.around(ino, ReadAhead.BATCH, current::containsKey);
-    }
+    List<Long> inos = candidates(ahead, ino);
     List<Long> next = inos.subList(1, inos.size()); // ino itself is held
     if (next.size() < 2) {
       return;
@@ -322,6 +315,17 @@ final class InodeLocks implements RecallHandler {
       LOG.log(Level.FINE, "inode " + ino + ": extent maps not read ahead: " + e);
     }
     prefetchLocks(s, ino, List.copyOf(next)); // ino: the reader's position, not among them
+  }
+
+  /**
+   * {@code ino} first, then the files not held here that a reader at {@code ino} opens next: from
+   * the listings this node has cached, or, with none, the exclusive locks let go together with
+   * this one's.
+   */
+  private List<Long> candidates(ReadAhead ahead, long ino) {
+    List<Long> inos = ahead.around(ino, current::containsKey);
+    return inos.size() >= 2 ? inos
+        : goneOrder.around(ino, ReadAhead.BATCH, current::containsKey);
   }
 
   /** Threads that read extent maps ahead while the shared locks are asked for. */

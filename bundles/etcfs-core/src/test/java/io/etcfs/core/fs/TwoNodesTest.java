@@ -53,17 +53,22 @@ class TwoNodesTest {
 
   /** Every entry readdir lists in {@code dir}, page by page. */
   static int countEntries(EtcFs fs, long dir) throws FsException {
-    int count = 0;
+    return listing(fs, dir).size();
+  }
+
+  /** Every entry of {@code dir}, page after page, in listing order. */
+  static List<io.etcfs.spi.vfs.DirEntry> listing(EtcFs fs, long dir) throws FsException {
+    List<io.etcfs.spi.vfs.DirEntry> all = new java.util.ArrayList<>();
     long cookie = 0;
     boolean more = true;
     while (more) {
       var page = fs.readdir(dir, cookie, 1000);
-      count += page.entries().size();
+      all.addAll(page.entries());
       more = page.more();
       cookie = page.entries().isEmpty() ? cookie
           : page.entries().get(page.entries().size() - 1).cookie();
     }
-    return count;
+    return all;
   }
 
   /** Waits until {@code check} passes: the other node learns through its watch. */
@@ -318,21 +323,7 @@ class TwoNodesTest {
     for (long i : inos) {
       ours.add(i);
     }
-    List<io.etcfs.spi.vfs.DirEntry> out = new java.util.ArrayList<>();
-    long cookie = 0;
-    boolean more = true;
-    while (more) {
-      var page = n.fs.readdir(dir, cookie, 1000);
-      for (var e : page.entries()) {
-        if (ours.contains(e.ino())) {
-          out.add(e);
-        }
-      }
-      more = page.more();
-      cookie = page.entries().isEmpty() ? cookie
-          : page.entries().get(page.entries().size() - 1).cookie();
-    }
-    return out;
+    return listing(n.fs, dir).stream().filter(e -> ours.contains(e.ino())).toList();
   }
 
   /**
