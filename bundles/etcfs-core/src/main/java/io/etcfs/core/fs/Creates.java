@@ -49,8 +49,15 @@ final class Creates {
     return create(dir, name, mode, device ? rdev : 0, null, caller, false);
   }
 
+  /**
+   * Its transaction also grants this node the new directory's exclusive lock, where the backend
+   * can: the directory is then delegated here from the start (see {@link
+   * Delegations#madeDirectory}), so the files that usually follow (tar x, cp -r, a build) are
+   * created from the queue.
+   */
   Attr mkdir(long dir, String name, int mode, Caller caller) throws FsException {
-    return create(dir, name, Attr.S_IFDIR | (mode & 07777), 0, null, caller, false);
+    return create(dir, name, Attr.S_IFDIR | (mode & 07777), 0, null, caller,
+        Delegations.ENABLED);
   }
 
   Attr symlink(long dir, String name, String target, Caller caller) throws FsException {
@@ -59,7 +66,8 @@ final class Creates {
   }
 
   /**
-   * @param lock whether the transaction also grants this node the new inode's exclusive lock:
+   * @param lock whether the transaction also grants this node the new inode's exclusive lock
+   *     (a regular file's for its writes, a directory's for its delegation):
    *     each attempt builds its own grant (a retry may run under a new lock session), and only
    *     the attempt that commits is adopted. An attempt that fails (EEXIST, a conflict, a lock
    *     session's lease gone) changed nothing, so it left no lock key either; one whose outcome
@@ -92,29 +100,46 @@ final class Creates {
       String target, Caller caller, long xattrsEpoch) throws FsException {
     boolean isDir = (mode & Attr.S_IFMT) == Attr.S_IFDIR;
     Inode parent = parent(tx, dir, isDir);
-    byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
-    if (tx.get(entry).isPresent()) {
-      throw new FsException(Errno.EEXIST, "'" + name + "' exists in " + dir);
+    Inode child = newInode(parent, dir, ino, mode, rdev, target, caller);
+    putNew(tx, dir, name, child, xattrsEpoch);
+    if (isDir) {
+      tx.put(ctx.keys.inode(dir), Codec.inode(parent.withNlink(parent.nlink() + 1)));
     }
+    return child.toAttr(ctx.blockSize);
+  }
+
+  /** The record of a new inode in {@code parent} (its group and set-ID bits from the parent's). */
+  static Inode newInode(Inode parent, long dir, long ino, int mode, long rdev, String target,
+      Caller caller) {
+    boolean isDir = (mode & Attr.S_IFMT) == Attr.S_IFDIR;
     int gid = (parent.mode() & Attr.S_ISGID) != 0 ? parent.gid() : caller.gid();
     int m = SetIds.forNew(parent, mode, caller);
     long now = Ctx.now();
     long size = target == null ? 0 : target.getBytes(StandardCharsets.UTF_8).length;
-    Inode child = new Inode(ino, m, caller.uid(), gid, isDir ? 2 : 1, size, rdev, 0,
+    return new Inode(ino, m, caller.uid(), gid, isDir ? 2 : 1, size, rdev, 0,
         isDir ? dir : 0, now, now, now, target);
+  }
+
+  /**
+   * Writes {@code child} and its entry {@code name} in {@code dir} (which must be free: EEXIST),
+   * and the directory's times; the parent's guard is the caller's ({@link #parent}).
+   */
+  void putNew(MetaTx tx, long dir, String name, Inode child, long xattrsEpoch)
+      throws FsException {
+    byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
+    if (tx.get(entry).isPresent()) {
+      throw new FsException(Errno.EEXIST, "'" + name + "' exists in " + dir);
+    }
+    long ino = child.ino();
     tx.put(ctx.keys.inode(ino), Codec.inode(child));
     tx.put(entry, Codec.dirent(new Codec.Dirent(ino, child.type())));
-    touchDir(tx, dir, now);
+    touchDir(tx, dir, child.ctimeNs());
     // A new inode has no extents and no xattrs: its creator knows that without reading them.
     tx.afterCommitAt(revision -> {
       ctx.cache.putGroup(MetaCache.extentsSlot(ino),
           new Extents.Snapshot(child, revision, ExtentChunks.empty()));
       ctx.cache.primeGroup(MetaCache.xattrsSlot(ino), Map.of(), xattrsEpoch);
     });
-    if (isDir) {
-      tx.put(ctx.keys.inode(dir), Codec.inode(parent.withNlink(parent.nlink() + 1)));
-    }
-    return child.toAttr(ctx.blockSize);
   }
 
   Attr link(long ino, long dir, String name, Caller caller) throws FsException {

@@ -1,15 +1,21 @@
 package io.etcfs.core.fs;
 
+import io.etcfs.core.fs.cache.MetaCache;
 import io.etcfs.core.fs.meta.Codec;
 import io.etcfs.core.fs.meta.Inode;
+import io.etcfs.core.fs.meta.NameHash;
 import io.etcfs.core.fs.tx.OutcomeUnknownException;
+import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -87,11 +93,15 @@ final class Delegations {
   private final Ctx ctx;
   private final InodeLocks locks;
   private final Removes removes;
+  private final Creates creates;
   private final Lookups lookups;
   private final OpenFiles open;
   private final Map<Long, Dir> dirs = new ConcurrentHashMap<>();
   /** Inodes whose unlink is queued, and where. */
   private final Map<Long, Dir> victims = new ConcurrentHashMap<>();
+  /** Files whose create is queued, and where; their records (see {@link #queueCreate}). */
+  private final Map<Long, Dir> createdIn = new ConcurrentHashMap<>();
+  private final Map<Long, Inode> createdInodes = new ConcurrentHashMap<>();
   private final ExecutorService workers = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "etcfs-delegation");
     t.setDaemon(true);
@@ -119,6 +129,8 @@ final class Delegations {
     final ArrayDeque<Queued> queue = new ArrayDeque<>();
     /** Names queued or in the commit in flight. */
     final Set<String> gone = new HashSet<>();
+    /** Files created here whose create is queued or in the commit in flight, by name. */
+    final Map<String, Inode> created = new HashMap<>();
     int inFlight;
     boolean flushing;
     int burst;
@@ -137,12 +149,18 @@ final class Delegations {
     }
   }
 
-  private record Queued(String name, long victim, Caller caller) {}
+  /**
+   * An unlink ({@code created} null: {@code ino} is the victim) or a create ({@code created} is
+   * the new file's record, answered already) queued in a directory.
+   */
+  private record Queued(String name, long ino, Caller caller, Inode created) {}
 
-  Delegations(Ctx ctx, InodeLocks locks, Removes removes, Lookups lookups, OpenFiles open) {
+  Delegations(Ctx ctx, InodeLocks locks, Removes removes, Creates creates, Lookups lookups,
+      OpenFiles open) {
     this.ctx = ctx;
     this.locks = locks;
     this.removes = removes;
+    this.creates = creates;
     this.lookups = lookups;
     this.open = open;
     if (ENABLED) {
@@ -166,6 +184,9 @@ final class Delegations {
       if (d.gone.contains(name)) {
         throw new FsException(Errno.ENOENT, "no '" + name + "' in " + dir);
       }
+      if (d.created.containsKey(name)) {
+        return false; // its create first (one transaction cannot write a key twice)
+      }
       Optional<Codec.Dirent> e = lookups.entry(dir, name);
       if (e.isEmpty()) {
         return false; // the synchronous unlink says ENOENT, from a fresh read
@@ -176,25 +197,120 @@ final class Delegations {
       }
       Names.checkSticky(lookups.inode(dir), victim, caller);
       d.gone.add(name);
-      d.queue.add(new Queued(name, victim.ino(), caller));
+      d.queue.add(new Queued(name, victim.ino(), caller, null));
       victims.put(victim.ino(), d);
       ctx.releasing.begin(victim.ino()); // a write that finds no space waits for it
-      d.lastUse = System.nanoTime();
       ctx.stats.queuedUnlinks.increment();
-      if (!d.flushing) {
-        d.flushing = true;
-        try {
-          workers.execute(() -> flushLoop(d));
-        } catch (RejectedExecutionException closing) {
-          d.flushing = false;
-        }
-      }
+      queued(d);
     }
     return true;
   }
 
-  /** After a synchronous unlink in {@code dir}: a burst of them takes the delegation. */
-  void unlinked(long dir) {
+  /** After something was queued in {@code d}: its commits run; under d. */
+  private void queued(Dir d) {
+    d.lastUse = System.nanoTime();
+    if (!d.flushing) {
+      d.flushing = true;
+      try {
+        workers.execute(() -> flushLoop(d));
+      } catch (RejectedExecutionException closing) {
+        d.flushing = false;
+      }
+    }
+  }
+
+  /**
+   * Answers the create of regular file {@code name} ({@code open(O_CREAT)}) from the queue if
+   * this node holds {@code dir}'s delegation and the name is free in its view; null if the
+   * caller must create synchronously (the name exists or is being unlinked here, no delegation,
+   * the queue full). The new file is seen here at once (every look-up asks {@link #inode} and
+   * {@link #entry}) and this node holds its exclusive lock provisionally ({@link
+   * InodeLocks#provisional}): writes and buffered attribute changes go on, and whatever commits
+   * the file's data waits for its create first. The batch that commits it also grants the lock.
+   */
+  Attr queueCreate(long dir, String name, int mode, Caller caller) throws FsException {
+    Dir d = dirs.get(dir);
+    if (d == null) {
+      return null;
+    }
+    Names.checkNew(name);
+    Inode child;
+    synchronized (d) {
+      // set-ID bits: a write by another user clears them with a commit of its own
+      if (closed || (mode & 06000) != 0 || !delegated(d) || d.queue.size() >= QUEUE_MAX
+          || d.gone.contains(name)
+          || d.created.containsKey(name) || lookups.entry(dir, name).isPresent()) {
+        return null;
+      }
+      Inode parent = lookups.inode(dir);
+      long ino = ctx.inos.next();
+      child = Creates.newInode(parent, dir, ino, Attr.S_IFREG | (mode & 07777), 0, null, caller);
+      long slot = MetaCache.xattrsSlot(ino);
+      ctx.cache.primeGroup(slot, Map.of(), ctx.cache.groupEpoch(slot)); // a new file has none
+      locks.provisional(ino);
+      createdInodes.put(ino, child);
+      createdIn.put(ino, d);
+      d.created.put(name, child);
+      d.queue.add(new Queued(name, ino, caller, child));
+      ctx.stats.queuedCreates.increment();
+      queued(d);
+    }
+    ctx.names.remember(child.ino(), dir, name);
+    return child.toAttr(ctx.blockSize);
+  }
+
+  /** Whether the unlink of {@code ino} is queued here (every look-up by inode: ENOENT). */
+  boolean unlinked(long ino) {
+    return victims.containsKey(ino);
+  }
+
+  /** The record of {@code ino} if its create is queued here, else null (every look-up). */
+  Inode inode(long ino) {
+    return createdInodes.get(ino);
+  }
+
+  /** The entry of {@code name} in {@code dir} if its create is queued here, else null. */
+  Codec.Dirent entry(long dir, String name) {
+    Dir d = dirs.get(dir);
+    if (d == null) {
+      return null;
+    }
+    synchronized (d) {
+      Inode c = d.created.get(name);
+      return c == null ? null : new Codec.Dirent(c.ino(), c.type());
+    }
+  }
+
+  /**
+   * Waits until the create of {@code ino} queued here, if any, has committed or was lost: what
+   * needs the file in etcd (a commit of its data, a change committed at once, a read of its
+   * extents, a hard link) runs after it.
+   */
+  void awaitCreated(long ino) {
+    Dir d = createdIn.get(ino);
+    if (d == null) {
+      return;
+    }
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS);
+    boolean interrupted = false;
+    synchronized (d) {
+      while (createdIn.get(ino) == d && deadline - System.nanoTime() > 0) {
+        try {
+          TimeUnit.NANOSECONDS.timedWait(d, deadline - System.nanoTime());
+        } catch (InterruptedException e) {
+          interrupted = true; // the queue commits whatever this caller does: wait for it
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * After a synchronous unlink or create in {@code dir}: a burst of them takes the delegation.
+   */
+  void changed(long dir) {
     if (!ENABLED || closed) {
       return;
     }
@@ -228,6 +344,31 @@ final class Delegations {
         d.taking = false;
       }
     }
+  }
+
+  /**
+   * After this node made directory {@code dir} with its exclusive lock granted in the same
+   * transaction: delegated here at once. No activation wait: no other node can know the
+   * directory without its lock, since a node's lock view is made as new as every lock change its
+   * cache shows before it trusts a look-up (InodeLocks#beforeAttributes), and the mkdir that
+   * shows the entry wrote the lock. Given back when idle, or to the first node that looks in.
+   */
+  void madeDirectory(long dir) {
+    HeldLock lock = locks.heldExclusive(dir);
+    if (!ENABLED || closed || lock == null) {
+      return;
+    }
+    Dir d = dirs.computeIfAbsent(dir, Dir::new);
+    synchronized (d) {
+      if (d.dead || d.lock != null || d.taking) {
+        return;
+      }
+      long now = System.nanoTime();
+      d.lock = lock;
+      d.grantedAt = now - ACTIVATE_NANOS;
+      d.lastUse = now;
+    }
+    ctx.stats.delegations.increment();
   }
 
   private void take(Dir d) {
@@ -387,11 +528,13 @@ final class Delegations {
       } catch (FsException | RuntimeException e) {
         // The lock is gone (or etcd refused): nothing of the batch was committed, and nothing
         // of it may be now. The names stay, as a writer's buffer is lost with its lock.
-        LOG.warning("directory " + d.ino + ": " + batch.size() + " unlinks answered here were"
-            + " not committed (" + e.getMessage() + "); those names stay: "
-            + batch.stream().map(Queued::name).limit(5).toList()
+        long made = batch.stream().filter(q -> q.created() != null).count();
+        LOG.warning("directory " + d.ino + ": " + (batch.size() - made) + " unlinks and " + made
+            + " creates answered here were not committed (" + e.getMessage() + "); those names"
+            + " stay as they were: " + batch.stream().map(Queued::name).limit(5).toList()
             + (batch.size() > 5 ? " …" : ""));
-        ctx.stats.lostUnlinks.add(batch.size());
+        ctx.stats.lostUnlinks.add(batch.size() - made);
+        ctx.stats.lostCreates.add(made);
         done = batch.size();
       }
       synchronized (d) {
@@ -399,14 +542,24 @@ final class Delegations {
           d.queue.addFirst(batch.get(i)); // no room in that transaction: first in the next
         }
         for (Queued q : batch.subList(0, done)) {
-          d.gone.remove(q.name());
-          victims.remove(q.victim(), d);
+          if (q.created() == null) {
+            d.gone.remove(q.name());
+            victims.remove(q.ino(), d);
+          } else {
+            // adopted with the commit (the real lock replaced it), else the next use asks
+            locks.dropProvisional(q.ino());
+            d.created.remove(q.name());
+            createdInodes.remove(q.ino());
+            createdIn.remove(q.ino(), d);
+          }
         }
         d.inFlight = 0;
         d.notifyAll();
       }
       for (Queued q : batch.subList(0, done)) {
-        ctx.releasing.end(q.victim());
+        if (q.created() == null) {
+          ctx.releasing.end(q.ino());
+        }
       }
     }
   }
@@ -418,39 +571,82 @@ final class Delegations {
    */
   private int commit(Dir d, List<Queued> batch) throws FsException {
     int[] taken = {0};
+    List<CreateGrant> grants = new ArrayList<>();
     for (int attempt = 1; ; attempt++) {
       try {
-        ctx.tx.run("unlink " + batch.size() + " names in " + d.ino, tx -> {
+        ctx.tx.run("commit " + batch.size() + " names in " + d.ino, tx -> {
           taken[0] = 0;
+          grants.clear();
           locks.guards(d.ino).forEach(tx::guard);
+          boolean parentGuarded = false;
           int most = 0;
           for (Queued q : batch) {
             int before = tx.size();
             if (taken[0] > 0 && before + most > BATCH_OPS) {
               break;
             }
-            try {
-              removes.unlinkIn(tx, d.ino, q.name(), q.caller());
-            } catch (FsException e) {
-              if (!refused(e)) {
-                throw e;
+            if (q.created() == null) {
+              unlinkIn(tx, d, q);
+            } else {
+              if (!parentGuarded) {
+                creates.parent(tx, d.ino, false);
+                parentGuarded = true;
               }
-              LOG.info("directory " + d.ino + ": queued unlink of '" + q.name()
-                  + "' dropped: " + e.getMessage());
+              createIn(tx, d, q, grants);
             }
             most = Math.max(most, tx.size() - before);
             taken[0]++;
           }
           return null;
         });
-        ctx.stats.queuedUnlinkCommits.increment();
+        ctx.stats.queuedCommits.increment();
         return taken[0];
       } catch (OutcomeUnknownException e) {
+        grants.forEach(locks::abandonCreated); // a committed grant's key goes; asked at first use
         if (attempt >= ATTEMPTS) {
           throw e;
         }
-        // Committed or not: the next attempt finds each unlink done (dropped) or still to do.
+        // Committed or not: the next attempt finds each unlink and create done or still to do.
       }
+    }
+  }
+
+  /** A queued unlink in the batch; one another node made impossible meanwhile is dropped. */
+  private void unlinkIn(io.etcfs.core.fs.tx.MetaTx tx, Dir d, Queued q) throws FsException {
+    try {
+      removes.unlinkIn(tx, d.ino, q.name(), q.caller());
+    } catch (FsException e) {
+      if (!refused(e)) {
+        throw e;
+      }
+      LOG.info("directory " + d.ino + ": queued unlink of '" + q.name() + "' dropped: "
+          + e.getMessage());
+    }
+  }
+
+  /**
+   * A queued create in the batch, with the grant of its lock. Found committed (by an attempt
+   * whose outcome was unknown), it is done; its lock is then asked for at its next use. The
+   * name taken by another file cannot happen while the delegation holds (every other node's
+   * create there recalls it first): if it does anyway, the create is dropped and counted lost.
+   */
+  private void createIn(io.etcfs.core.fs.tx.MetaTx tx, Dir d, Queued q, List<CreateGrant> grants)
+      throws FsException {
+    long ino = q.ino();
+    Optional<KeyValue> there = tx.get(ctx.keys.dirent(d.ino, NameHash.of(q.name()), q.name()));
+    if (there.isPresent()) {
+      if (Records.dirent(there.get()).ino() != ino) {
+        LOG.warning("directory " + d.ino + ": queued create of '" + q.name() + "' dropped:"
+            + " another file took the name; what was written to inode " + ino + " is lost");
+        ctx.stats.lostCreates.increment();
+      }
+      return;
+    }
+    creates.putNew(tx, d.ino, q.name(), q.created(),
+        ctx.cache.groupEpoch(MetaCache.xattrsSlot(ino)));
+    CreateGrant grant = locks.grantOnCreate(tx, ino);
+    if (grant != null) {
+      grants.add(grant);
     }
   }
 

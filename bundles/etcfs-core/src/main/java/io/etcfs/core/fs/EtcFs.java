@@ -100,9 +100,27 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
     this.sweep = new DeadNodeSweep(ctx, purger);
     this.paths = new InodePathFinder(ctx, lookups, dirs);
-    this.delegations = new Delegations(ctx, locks, removes, lookups, open);
+    this.delegations = new Delegations(ctx, locks, removes, creates, lookups, open);
     locks.setDelegations(delegations);
+    locks.setAwaitCreated(delegations::awaitCreated);
     lookups.setGone(delegations::isGone); // every look-up: by inode and by path
+    lookups.setQueued(new Lookups.Queued() { // files created here, their create still queued
+      @Override
+      public io.etcfs.core.fs.meta.Inode inode(long ino) {
+        return delegations.inode(ino);
+      }
+
+      @Override
+      public io.etcfs.core.fs.meta.Codec.Dirent entry(long dir, String name) {
+        return delegations.entry(dir, name);
+      }
+
+      @Override
+      public boolean unlinked(long ino) {
+        return delegations.unlinked(ino);
+      }
+    });
+    extents.setQueued(delegations::inode);
     watch.start();
   }
 
@@ -231,7 +249,9 @@ public final class EtcFs implements Vfs, AutoCloseable {
   public Attr mkdir(long dir, String name, int mode, Caller caller) throws FsException {
     return Calls.run(ctx, "mkdir " + name, () -> {
       delegations.before(dir);
-      return creates.mkdir(dir, name, mode, caller);
+      Attr made = creates.mkdir(dir, name, mode, caller);
+      delegations.madeDirectory(made.ino());
+      return made;
     });
   }
 
@@ -246,6 +266,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   @Override
   public Attr link(long ino, long dir, String name, Caller caller) throws FsException {
     return Calls.run(ctx, "link " + name, () -> {
+      delegations.awaitCreated(ino);
       delegations.before(dir);
       return creates.link(ino, dir, name, caller);
     });
@@ -259,7 +280,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
       }
       delegations.before(dir);
       removes.unlink(dir, name, caller);
-      delegations.unlinked(dir);
+      delegations.changed(dir);
     });
   }
 
@@ -304,6 +325,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   public Attr setattr(long ino, SetAttr c, Caller caller) throws FsException {
     return Calls.run(ctx, "setattr " + ino, () -> {
       if (c.size() != null) {
+        delegations.awaitCreated(ino);
         truncator.truncate(ino, c.size());
         attrs.afterDataChange(ino, caller);
       }
@@ -316,6 +338,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
       if (buffered != null) {
         return buffered;
       }
+      delegations.awaitCreated(ino); // committed at once: the file must be in etcd
       // Committed at once, after what this node buffered (a buffered change must not be
       // committed over this one later).
       files.commitBuffered(ino);
@@ -339,15 +362,24 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public OpenFile open(long ino, int flags, Caller caller) throws FsException {
-    return Calls.run(ctx, "open " + ino, () -> files.open(ino, flags, caller));
+    return Calls.run(ctx, "open " + ino, () -> {
+      delegations.awaitCreated(ino); // another open of a file created here: its create first
+      return files.open(ino, flags, caller);
+    });
   }
 
   @Override
   public OpenFile create(long dir, String name, int mode, int flags, Caller caller)
       throws FsException {
     return Calls.run(ctx, "create " + name, () -> {
+      Attr queued = delegations.queueCreate(dir, name, mode, caller);
+      if (queued != null) {
+        return files.openCreated(queued.ino(), flags, caller); // committed in the background
+      }
       delegations.before(dir);
-      return files.create(dir, name, mode, flags, caller);
+      OpenFile f = files.create(dir, name, mode, flags, caller);
+      delegations.changed(dir);
+      return f;
     });
   }
 
@@ -379,7 +411,10 @@ public final class EtcFs implements Vfs, AutoCloseable {
       Calls.run(ctx, "publish " + ino, () -> locks.publish(ino));
       return;
     }
-    Calls.run(ctx, "setxattr " + name, () -> xattrs.set(ino, name, value, flags, caller));
+    Calls.run(ctx, "setxattr " + name, () -> {
+      delegations.awaitCreated(ino);
+      xattrs.set(ino, name, value, flags, caller);
+    });
   }
 
   @Override
@@ -389,7 +424,10 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public void removexattr(long ino, String name, Caller caller) throws FsException {
-    Calls.run(ctx, "removexattr " + name, () -> xattrs.remove(ino, name, caller));
+    Calls.run(ctx, "removexattr " + name, () -> {
+      delegations.awaitCreated(ino);
+      xattrs.remove(ino, name, caller);
+    });
   }
 
   @Override

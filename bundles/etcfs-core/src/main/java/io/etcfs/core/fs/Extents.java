@@ -53,7 +53,18 @@ final class Extents {
   }
 
   /** The cached snapshot, reloaded when the (watch-coherent) inode moved on. */
+  /** Files whose create is queued here (directory delegation): their record, else null. */
+  private volatile java.util.function.LongFunction<Inode> queued = ino -> null;
+
+  void setQueued(java.util.function.LongFunction<Inode> queued) {
+    this.queued = queued;
+  }
+
   Snapshot snapshot(long ino) throws FsException {
+    Inode q = queued.apply(ino);
+    if (q != null) {
+      return new Snapshot(q, 0, ExtentChunks.empty()); // nothing of it is committed yet
+    }
     Optional<KeyValue> kv = ctx.cache.get(ctx.keys.inode(ino));
     Records.inode(kv, ino);
     long rev = kv.get().modRevision();

@@ -83,10 +83,15 @@ final class Files {
     return new Handle(ctx, this, f, flags, caller);
   }
 
+  /** Opens a file this node has just created (nothing to truncate, nobody else wrote it). */
+  OpenFile openCreated(long ino, int flags, Caller caller) throws FsException {
+    return open(ino, flags & ~Handle.O_TRUNC, caller, false);
+  }
+
   OpenFile create(long dir, String name, int mode, int flags, Caller caller) throws FsException {
     try {
       Attr a = creates.createFile(dir, name, mode, caller);
-      return open(a.ino(), flags & ~Handle.O_TRUNC, caller, false);
+      return openCreated(a.ino(), flags, caller);
     } catch (FsException e) {
       if (e.errno() != Errno.EEXIST || (flags & Handle.O_EXCL) != 0) {
         throw e;
@@ -114,7 +119,10 @@ final class Files {
     } finally {
       f.lock.unlock();
     }
-    attrs.afterDataChange(f.ino, caller);
+    // the look-up sees a file whose create is queued here too (it has no set-ID bits)
+    if (SetIds.dataChangeDrops(lookups.inode(f.ino), caller)) {
+      attrs.afterDataChange(f.ino, caller);
+    }
   }
 
   /**

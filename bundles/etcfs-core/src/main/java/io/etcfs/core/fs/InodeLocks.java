@@ -116,6 +116,10 @@ final class InodeLocks implements RecallHandler {
   /** Holds {@code ino} in at least {@code mode}, waiting at most {@link #WAIT}. */
   HeldLock hold(long ino, LockMode mode) throws FsException {
     LockService s = service();
+    HeldLock queued = current.get(ino);
+    if (queued != null && provisional(queued)) {
+      return queued; // a create queued here: nobody else knows the file (see #provisional)
+    }
     HeldLock lock;
     HeldLock before;
     long deadline = System.nanoTime() + WAIT.toNanos();
@@ -211,6 +215,52 @@ final class InodeLocks implements RecallHandler {
   }
 
   /**
+   * The exclusive lock of a file whose create is queued under its directory's delegation
+   * ({@link Delegations#queueCreate}), held here until that create commits and its grant is
+   * adopted, or fails and it is dropped ({@link #dropProvisional}). No backend knows it: nobody
+   * else can ask for the lock of a file no other node can see (a look-up in the directory
+   * recalls the delegation, which commits the create, lock key included, first). Writes and
+   * buffered attribute changes go on under it; whatever commits under it ({@link #guards}) or
+   * lets it go waits for the create first. Its fencing token is 0: the kernel caches nothing
+   * under it (see {@link #cacheGrant}).
+   */
+  HeldLock provisional(long ino) throws FsException {
+    LockService s = service();
+    HeldLock lock = new HeldLock(ino, LockMode.EXCLUSIVE, 0, s.session().id(), 0);
+    provisionals.put(ino, lock);
+    current.put(ino, lock);
+    return lock;
+  }
+
+  /** The locks {@link #provisional} made, until adopted or dropped. */
+  private final Map<Long, HeldLock> provisionals = new ConcurrentHashMap<>();
+
+  /** Whether {@code lock} is one of {@link #provisional}'s. */
+  private boolean provisional(HeldLock lock) {
+    return lock.equals(provisionals.get(lock.inode()));
+  }
+
+  /**
+   * After the queued create of {@code ino} committed without its lock being adopted (its grant
+   * abandoned, or the create lost): the next use asks the backend as for any file.
+   */
+  void dropProvisional(long ino) {
+    HeldLock lock = current.get(ino);
+    if (lock != null && provisional(lock)) {
+      current.remove(ino, lock);
+      attributesEpoch.incrementAndGet();
+    }
+    provisionals.remove(ino);
+  }
+
+  /** Waits until the create of {@code ino} queued here, if any, is committed (or lost). */
+  private volatile java.util.function.LongConsumer awaitCreated = ino -> { };
+
+  void setAwaitCreated(java.util.function.LongConsumer awaitCreated) {
+    this.awaitCreated = awaitCreated;
+  }
+
+  /**
    * A committed create's lock, registered as a grant is in {@link #hold}: the next hold finds
    * it, recalls flush and release it, and its session's end forgets it. Its grant revision is
    * the create's, which the cache has reached (the create waited for it).
@@ -228,6 +278,7 @@ final class InodeLocks implements RecallHandler {
       return; // taken at the first write; what the grant wrote goes with its session
     }
     current.put(lock.inode(), lock);
+    provisionals.remove(lock.inode()); // the create queued here committed: this replaces it
     // A recall may have come between the backend's adoption and here (past the minimum hold):
     // letGo recorded the lock before it forgot it, so seen here, it is gone already.
     if (lock.equals(lastGone.get(lock.inode()))) {
@@ -448,6 +499,9 @@ final class InodeLocks implements RecallHandler {
    * @return false if the lock is gone meanwhile (the caller asks for it again)
    */
   boolean dirty(HeldLock lock) throws FsException {
+    if (provisional(lock)) {
+      return current.get(lock.inode()) == lock; // never declared clean
+    }
     LockService s = service();
     try {
       return s.dirty(lock);
@@ -501,8 +555,12 @@ final class InodeLocks implements RecallHandler {
    */
   List<Compare> guards(long ino) throws FsException {
     HeldLock lock = current.get(ino);
+    if (lock != null && provisional(lock)) {
+      awaitCreated.accept(ino); // committed with its lock, or lost: either way not this one
+      lock = current.get(ino);
+    }
     LockService s = attached;
-    if (lock == null || lock.mode() != LockMode.EXCLUSIVE || s == null) {
+    if (lock == null || lock.mode() != LockMode.EXCLUSIVE || s == null || provisional(lock)) {
       throw new FsException(Errno.EIO, "inode " + ino + ": no exclusive lock held any more;"
           + " writes buffered under the lost lock cannot be committed");
     }
@@ -518,6 +576,7 @@ final class InodeLocks implements RecallHandler {
    * that fails is reported and the lock kept.
    */
   void publish(long ino) throws FsException {
+    awaitCreated.accept(ino);
     HeldLock lock = current.get(ino);
     if (lock != null) {
       letGo(lock);
@@ -617,7 +676,8 @@ final class InodeLocks implements RecallHandler {
   long cacheGrant(long ino) {
     HeldLock lock = current.get(ino);
     LockService s = attached;
-    if (lock == null || s == null || going.contains(lock) || s.session().isExpired()) {
+    if (lock == null || s == null || going.contains(lock) || s.session().isExpired()
+        || provisional(lock)) {
       return 0;
     }
     return lock.fencingToken();
@@ -684,6 +744,7 @@ final class InodeLocks implements RecallHandler {
       synchronized (this) {
         if (s != attached) {
           current.clear(); // locks of another backend mean nothing to this one
+          provisionals.clear();
           s.setRecallHandler(this);
           attributesEpoch.incrementAndGet();
           backendTells = tells(s);

@@ -23,11 +23,52 @@ final class Lookups {
     this.ctx = ctx;
   }
 
+  /** Files created on this node whose create is still queued (directory delegation). */
+  private volatile Queued queued = new Queued() {
+    @Override
+    public Inode inode(long ino) {
+      return null;
+    }
+
+    @Override
+    public Codec.Dirent entry(long dir, String name) {
+      return null;
+    }
+
+    @Override
+    public boolean unlinked(long ino) {
+      return false;
+    }
+  };
+
+  /** What this node has answered but not committed yet: seen by every look-up here. */
+  interface Queued {
+    /** The record of {@code ino} if its create is queued, else null. */
+    Inode inode(long ino);
+
+    /** The entry of {@code name} in {@code dir} if its create is queued, else null. */
+    Codec.Dirent entry(long dir, String name);
+
+    /** Whether the unlink of {@code ino}'s only name is queued: gone here already. */
+    boolean unlinked(long ino);
+  }
+
   void setGone(java.util.function.BiPredicate<Long, String> gone) {
     this.gone = gone;
   }
 
+  void setQueued(Queued queued) {
+    this.queued = queued;
+  }
+
   Inode inode(long ino) throws FsException {
+    Inode q = queued.inode(ino);
+    if (q != null) {
+      return q;
+    }
+    if (queued.unlinked(ino)) {
+      throw new FsException(Errno.ENOENT, "inode " + ino + " was unlinked");
+    }
     Inode i = Records.inode(ctx.cache.get(ctx.keys.inode(ino)), ino);
     return i.isDir() ? withDirTimes(i, ctx.cache.get(ctx.keys.dirTimes(ino))) : i;
   }
@@ -50,6 +91,10 @@ final class Lookups {
   }
 
   Optional<Codec.Dirent> entry(long dir, String name) throws FsException {
+    Codec.Dirent q = queued.entry(dir, name);
+    if (q != null) {
+      return Optional.of(q);
+    }
     Optional<KeyValue> kv = ctx.cache.get(ctx.keys.dirent(dir, NameHash.of(name), name));
     return kv.isEmpty() ? Optional.empty() : Optional.of(Records.dirent(kv.get()));
   }

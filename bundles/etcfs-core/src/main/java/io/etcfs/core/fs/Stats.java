@@ -85,12 +85,18 @@ public final class Stats {
   final LongAdder overwrittenInPlace = new LongAdder();
   /** This node's clean exclusive locks made shared in place (kept caches, no hand-over). */
   final LongAdder downgrades = new LongAdder();
-  /** Directory delegations taken, unlinks answered from their queues, and their commits. */
+  /**
+   * Directory delegations taken, unlinks and creates answered from their queues, and the
+   * commits that carried them (both kinds).
+   */
   final LongAdder delegations = new LongAdder();
   final LongAdder queuedUnlinks = new LongAdder();
-  final LongAdder queuedUnlinkCommits = new LongAdder();
+  final LongAdder queuedCreates = new LongAdder();
+  final LongAdder queuedCommits = new LongAdder();
   /** Queued unlinks that could not be committed (their delegation lost): the names stayed. */
   final LongAdder lostUnlinks = new LongAdder();
+  /** Queued creates that could not be committed: those files are gone, with what was written. */
+  final LongAdder lostCreates = new LongAdder();
 
   void record(String what, long elapsedNanos, boolean failed) {
     int space = what.indexOf(' ');
@@ -151,8 +157,16 @@ public final class Stats {
     return queuedUnlinks.sum();
   }
 
-  public long queuedUnlinkCommits() {
-    return queuedUnlinkCommits.sum();
+  public long queuedCreates() {
+    return queuedCreates.sum();
+  }
+
+  public long queuedCommits() {
+    return queuedCommits.sum();
+  }
+
+  public long lostCreates() {
+    return lostCreates.sum();
   }
 
   public long lostUnlinks() {

@@ -93,8 +93,10 @@ final class CoreCommands {
     totals.put("overwritten_in_place_blocks", s.overwrittenInPlaceBlocks());
     totals.put("delegations_taken", s.delegations());
     totals.put("queued_unlinks", s.queuedUnlinks());
-    totals.put("queued_unlink_commits", s.queuedUnlinkCommits());
+    totals.put("queued_creates", s.queuedCreates());
+    totals.put("queued_commits", s.queuedCommits());
     totals.put("lost_unlinks", s.lostUnlinks());
+    totals.put("lost_creates", s.lostCreates());
     if (json) {
       return "{\"ops\": " + t.json() + ", " + totals.entrySet().stream()
           .map(e -> Table.quote(e.getKey()) + ": " + e.getValue())
@@ -115,9 +117,9 @@ final class CoreCommands {
             + " (%,d blocks ahead of their commit, %,d over their committed blocks)%n",
             s.deviceReadBytes(), s.deviceWriteBytes(), s.writtenAheadBlocks(),
             s.overwrittenInPlaceBlocks())
-        + String.format("delegations       %,d directories taken; %,d unlinks queued, in %,d"
-            + " commits (%,d lost)%n", s.delegations(), s.queuedUnlinks(),
-            s.queuedUnlinkCommits(), s.lostUnlinks())
+        + String.format("delegations       %,d directories taken; %,d unlinks and %,d creates"
+            + " queued, in %,d commits (%,d and %,d lost)%n", s.delegations(), s.queuedUnlinks(),
+            s.queuedCreates(), s.queuedCommits(), s.lostUnlinks(), s.lostCreates())
         + "latency percentiles are the upper edge of a power-of-two bucket (within 2x)";
   }
 

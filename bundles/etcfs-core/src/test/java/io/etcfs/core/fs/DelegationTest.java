@@ -71,7 +71,8 @@ class DelegationTest {
     slow = new Slow();
     a = fx.new Node("a", EtcFs.DEFAULT_BUFFER_BYTES, slow);
     b = fx.node("b");
-    d = a.fs.mkdir(Vfs.ROOT, "d", 0755, ROOT).ino();
+    // made on b: a takes d's delegation by a burst (b gives back the one its mkdir gave it)
+    d = b.fs.mkdir(Vfs.ROOT, "d", 0755, ROOT).ino();
   }
 
   @AfterEach
@@ -91,6 +92,25 @@ class DelegationTest {
     }
     TwoNodesTest.eventually(() -> assertTrue(a.fs.delegated(d), "a queues unlinks in d"));
     assertEquals(1, a.fs.stats().delegations());
+    baseline();
+  }
+
+  long unlinks0;
+  long creates0;
+
+  /** What was queued before the test's own calls (a made d: it is delegated from the start). */
+  void baseline() throws FsException {
+    a.fs.statfs(); // commits what is queued
+    unlinks0 = a.fs.stats().queuedUnlinks();
+    creates0 = a.fs.stats().queuedCreates();
+  }
+
+  long queuedUnlinks() {
+    return a.fs.stats().queuedUnlinks() - unlinks0;
+  }
+
+  long queuedCreates() {
+    return a.fs.stats().queuedCreates() - creates0;
   }
 
   int entriesInStore() {
@@ -105,7 +125,7 @@ class DelegationTest {
     for (int i = Delegations.TAKE_AFTER; i < 200; i++) {
       a.fs.unlink(d, "f" + i, ROOT);
     }
-    assertEquals(200 - Delegations.TAKE_AFTER, a.fs.stats().queuedUnlinks());
+    assertEquals(200 - Delegations.TAKE_AFTER, queuedUnlinks());
     a.fs.statfs(); // waits for the queue
     assertEquals(0, entriesInStore(), "every unlink committed");
     int commits = slow.commits - before;
@@ -161,7 +181,7 @@ class DelegationTest {
     // b may now create the name; a may not queue under the delegation it gave up
     b.fs.mknod(d, "f7", FILE, 0, ROOT);
     a.fs.unlink(d, "f8", ROOT);
-    assertEquals(1, a.fs.stats().queuedUnlinks());
+    assertEquals(1, queuedUnlinks());
     TwoNodesTest.eventually(() -> assertEquals(10 - Delegations.TAKE_AFTER - 1,
         TwoNodesTest.countEntries(b.fs, d)));
   }
@@ -200,7 +220,7 @@ class DelegationTest {
     assertTrue(used >= 256, "used " + used);
     slow.delayMs = 100;
     a.fs.unlink(d, "big", ROOT);
-    assertEquals(1, a.fs.stats().queuedUnlinks());
+    assertEquals(1, queuedUnlinks());
     a.fs.statfs(); // counts what queued unlinks free
     assertEquals(used - 256, fx.allocator.usedBlocks());
   }
@@ -218,5 +238,145 @@ class DelegationTest {
     assertEquals(10 - Delegations.TAKE_AFTER, entriesInStore(), "f6 stays");
     assertTrue(b.fs.lookup(d, "f6", ROOT).ino() > 0, "on b");
     assertTrue(a.fs.lookup(d, "f6", ROOT).ino() > 0, "and back on a");
+  }
+
+  /** Creates, writes and closes {@code name} in d on {@code node}, holding {@code text}. */
+  static void write(FsFixture.Node node, long dir, String name, String text) throws FsException {
+    OpenFile f = node.fs.create(dir, name, 0644, 2, ROOT);
+    f.write(ByteBuffer.wrap(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)), 0);
+    f.release();
+  }
+
+  /** What {@code name} in d holds, read on {@code node}. */
+  static String read(FsFixture.Node node, long dir, String name) throws FsException {
+    OpenFile f = node.fs.open(node.fs.lookup(dir, name, ROOT).ino(), 0, ROOT);
+    ByteBuffer buf = ByteBuffer.allocate(4096);
+    int n = f.read(buf, 0);
+    f.release();
+    return new String(buf.array(), 0, n, java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /** A burst of creates in d, until a holds d's delegation. */
+  void delegateByCreates() throws Throwable {
+    for (int i = 0; i < Delegations.TAKE_AFTER; i++) {
+      write(a, d, "c" + i, "first " + i);
+    }
+    TwoNodesTest.eventually(() -> assertTrue(a.fs.delegated(d), "a queues creates in d"));
+    baseline();
+  }
+
+  /** A directory made here is delegated from its mkdir: its first create is queued already. */
+  @Test
+  void aDirectoryMadeHereQueuesCreatesFromTheStart() throws Throwable {
+    long e = a.fs.mkdir(Vfs.ROOT, "e", 0755, ROOT).ino();
+    assertTrue(a.fs.delegated(e), "delegated with its mkdir");
+    write(a, e, "first", "one");
+    assertEquals(1, a.fs.stats().queuedCreates());
+    assertEquals("one", read(b, e, "first"), "b looks in: a commits and gives the directory up");
+    assertTrue(!a.fs.delegated(e), "given up to b's look");
+  }
+
+  /** tar x, cp -r: the creates of many new files go to etcd many in one transaction. */
+  @Test
+  void aBurstOfCreatesIsQueuedAndCommittedInFewTransactions() throws Throwable {
+    delegateByCreates();
+    slow.delayMs = 10; // creates come faster than commits, as in tar x against etcd
+    int before = slow.commits;
+    java.util.List<OpenFile> files = new java.util.ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      OpenFile f = a.fs.create(d, "n" + i, 0644, 2, ROOT);
+      f.write(ByteBuffer.wrap(("file " + i).getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+          0);
+      files.add(f); // FUSE's RELEASE comes after close(2) returned: tar does not wait for it
+    }
+    for (OpenFile f : files) {
+      f.release();
+    }
+    assertEquals(100, queuedCreates());
+    a.fs.statfs(); // waits for the queue
+    assertEquals(Delegations.TAKE_AFTER + 100, entriesInStore(), "every create committed");
+    int commits = slow.commits - before;
+    // each file's data is one commit (at its release); its create rides with others
+    assertTrue(commits <= 100 + 100 / 4, "100 new files in " + commits + " commits");
+    for (int i = 0; i < 100; i += 7) {
+      assertEquals("file " + i, read(b, d, "n" + i), "n" + i + " on b");
+    }
+    assertEquals(0, a.fs.stats().lostCreates());
+  }
+
+  /**
+   * A queued create answers at once and shows here at once; another node sees it as soon as it
+   * looks (the look-up recalls the delegation: a commits first), with the bytes written to it
+   * and not committed (the read recalls the file's lock, which the create granted a).
+   */
+  @Test
+  void aQueuedCreateShowsHereAtOnceAndElsewhereThroughTheRecall() throws Throwable {
+    delegateByCreates();
+    slow.delayMs = 200;
+    OpenFile f = a.fs.create(d, "q", 0640, 2, ROOT);
+    assertEquals(1, queuedCreates());
+    assertEquals(Delegations.TAKE_AFTER, entriesInStore(), "not committed yet");
+    assertEquals(f.ino(), a.fs.lookup(d, "q", ROOT).ino());
+    assertEquals(Attr.S_IFREG | 0640, a.fs.getattr(f.ino()).mode());
+    f.write(ByteBuffer.wrap("queued".getBytes(java.nio.charset.StandardCharsets.UTF_8)), 0);
+    assertEquals(6, a.fs.getattr(f.ino()).size());
+    assertEquals(Errno.EEXIST, assertThrows(FsException.class,
+        () -> a.fs.mknod(d, "q", FILE, 0, ROOT)).errno(), "the name is taken here");
+    slow.delayMs = 0;
+    assertEquals("queued", read(b, d, "q"), "b sees the file and its bytes");
+    assertEquals(0640, b.fs.getattr(f.ino()).mode() & 07777);
+    f.release();
+  }
+
+  /** fsync(2) of a file whose create is queued commits the create first, then its data. */
+  @Test
+  void fsyncOfAQueuedFileCommitsItsCreateAndItsData() throws Throwable {
+    delegateByCreates();
+    slow.delayMs = 50;
+    OpenFile f = a.fs.create(d, "s", 0644, 2, ROOT);
+    f.write(ByteBuffer.wrap(new byte[10_000]), 0);
+    f.fsync(false);
+    byte[] key = fx.keys.inode(f.ino());
+    assertEquals(10_000, Records.inode(fx.store.get(key), f.ino())
+        .size(), "the size is committed");
+    assertEquals(Delegations.TAKE_AFTER + 1, entriesInStore());
+    f.release();
+  }
+
+  /**
+   * Invariant 4 for creates: a node that lost the directory's lock commits none of its queue;
+   * the file it answered is gone (as a buffered write is lost with its lock), on both nodes, and
+   * its close reports the failure.
+   */
+  @Test
+  void aLostDelegationCommitsNoQueuedCreate() throws Throwable {
+    delegateByCreates();
+    fx.store.commit(new Txn().then(Op.delete(Keys.of("/etcfs/" + FsFixture.FS + "/locks/"
+        + d + "/a"))));
+    OpenFile f = a.fs.create(d, "lost", 0644, 2, ROOT);
+    f.write(ByteBuffer.wrap(new byte[100]), 0);
+    a.fs.statfs();
+    assertEquals(1, a.fs.stats().lostCreates());
+    assertEquals(Delegations.TAKE_AFTER, entriesInStore());
+    assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> a.fs.lookup(d, "lost", ROOT)).errno());
+    assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> b.fs.lookup(d, "lost", ROOT)).errno());
+    assertThrows(FsException.class, f::release, "the close says its data was not committed");
+  }
+
+  /** An unlink of a name whose create is queued waits for it: both commit, in order. */
+  @Test
+  void anUnlinkOfAQueuedCreateCommitsTheCreateFirst() throws Throwable {
+    delegateByCreates();
+    slow.delayMs = 50;
+    write(a, d, "u", "soon gone");
+    a.fs.unlink(d, "u", ROOT);
+    assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> a.fs.lookup(d, "u", ROOT)).errno());
+    a.fs.statfs();
+    assertEquals(Delegations.TAKE_AFTER, entriesInStore());
+    assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> b.fs.lookup(d, "u", ROOT)).errno());
   }
 }
