@@ -54,7 +54,7 @@ import java.util.logging.Logger;
  * Only what is safe to answer from this node's view is queued: a regular file, symlink or
  * special file with one link, not open here. Anything else goes the synchronous way.
  */
-final class Delegations {
+final class Delegations implements Lookups.Queued {
   private static final Logger LOG = Logger.getLogger(Delegations.class.getName());
   /** {@code -Detcfs.dirDelegation=false} (ETCFS_NODE_JAVA_OPTS) turns delegation off. */
   static final boolean ENABLED =
@@ -260,17 +260,20 @@ final class Delegations {
   }
 
   /** Whether the unlink of {@code ino} is queued here (every look-up by inode: ENOENT). */
-  boolean unlinked(long ino) {
+  @Override
+  public boolean unlinked(long ino) {
     return victims.containsKey(ino);
   }
 
   /** The record of {@code ino} if its create is queued here, else null (every look-up). */
-  Inode inode(long ino) {
+  @Override
+  public Inode inode(long ino) {
     return createdInodes.get(ino);
   }
 
   /** The entry of {@code name} in {@code dir} if its create is queued here, else null. */
-  Codec.Dirent entry(long dir, String name) {
+  @Override
+  public Codec.Dirent entry(long dir, String name) {
     Dir d = dirs.get(dir);
     if (d == null) {
       return null;
@@ -288,22 +291,8 @@ final class Delegations {
    */
   void awaitCreated(long ino) {
     Dir d = createdIn.get(ino);
-    if (d == null) {
-      return;
-    }
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS);
-    boolean interrupted = false;
-    synchronized (d) {
-      while (createdIn.get(ino) == d && deadline - System.nanoTime() > 0) {
-        try {
-          TimeUnit.NANOSECONDS.timedWait(d, deadline - System.nanoTime());
-        } catch (InterruptedException e) {
-          interrupted = true; // the queue commits whatever this caller does: wait for it
-        }
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
+    if (d != null) {
+      waitFor(d, () -> createdIn.get(ino) != d);
     }
   }
 
@@ -448,11 +437,19 @@ final class Delegations {
   }
 
   private boolean settled(Dir d) {
+    return waitFor(d, d::idle);
+  }
+
+  /**
+   * Waits on {@code d} until {@code done} (checked under d), at most {@link #SETTLE_MILLIS};
+   * returns whether it came.
+   */
+  private static boolean waitFor(Dir d, java.util.function.BooleanSupplier done) {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS);
     boolean interrupted = false;
     try {
       synchronized (d) {
-        while (!d.idle()) {
+        while (!done.getAsBoolean()) {
           long left = deadline - System.nanoTime();
           if (left <= 0) {
             return false;

@@ -104,22 +104,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     locks.setDelegations(delegations);
     locks.setAwaitCreated(delegations::awaitCreated);
     lookups.setGone(delegations::isGone); // every look-up: by inode and by path
-    lookups.setQueued(new Lookups.Queued() { // files created here, their create still queued
-      @Override
-      public io.etcfs.core.fs.meta.Inode inode(long ino) {
-        return delegations.inode(ino);
-      }
-
-      @Override
-      public io.etcfs.core.fs.meta.Codec.Dirent entry(long dir, String name) {
-        return delegations.entry(dir, name);
-      }
-
-      @Override
-      public boolean unlinked(long ino) {
-        return delegations.unlinked(ino);
-      }
-    });
+    lookups.setQueued(delegations); // files created or unlinked here, still queued
     extents.setQueued(delegations::inode);
     watch.start();
   }

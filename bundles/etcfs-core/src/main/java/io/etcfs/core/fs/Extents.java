@@ -52,7 +52,6 @@ final class Extents {
     return decode(tx.range(p, Keys.prefixEnd(p), 0), ino);
   }
 
-  /** The cached snapshot, reloaded when the (watch-coherent) inode moved on. */
   /** Files whose create is queued here (directory delegation): their record, else null. */
   private volatile java.util.function.LongFunction<Inode> queued = ino -> null;
 
@@ -60,6 +59,7 @@ final class Extents {
     this.queued = queued;
   }
 
+  /** The cached snapshot, reloaded when the (watch-coherent) inode moved on. */
   Snapshot snapshot(long ino) throws FsException {
     Inode q = queued.apply(ino);
     if (q != null) {
