@@ -302,13 +302,18 @@ public final class LocalLockService implements LockService {
 
   @Override
   public CreateGrant createGrant(long inode) {
+    return createGrant(inode, false);
+  }
+
+  @Override
+  public CreateGrant createGrant(long inode, boolean clean) {
     if (!grantsOnCreate) {
       return null;
     }
     createGrants.incrementAndGet();
     byte[] key = key(inode);
     return new CreateGrant(inode, sessionId, List.of(Compare.absent(key)),
-        List.of(Op.put(key, DIRTY)));
+        List.of(Op.put(key, clean ? CLEAN : DIRTY)));
   }
 
   /** How many grants {@link #createGrant} built (one per attempt of a create). */

@@ -126,6 +126,15 @@ final class Creates {
    */
   void putNew(MetaTx tx, long dir, String name, Inode child, long xattrsEpoch)
       throws FsException {
+    putNew(tx, dir, name, child, xattrsEpoch, ExtentChunks.empty());
+  }
+
+  /**
+   * As above, for a file whose create also carries its data: {@code chunks} is its extent map,
+   * which the transaction writes too (see {@link Flusher#carry}).
+   */
+  void putNew(MetaTx tx, long dir, String name, Inode child, long xattrsEpoch,
+      ExtentChunks chunks) throws FsException {
     byte[] entry = ctx.keys.dirent(dir, NameHash.of(name), name);
     if (tx.get(entry).isPresent()) {
       throw new FsException(Errno.EEXIST, "'" + name + "' exists in " + dir);
@@ -134,10 +143,9 @@ final class Creates {
     tx.put(ctx.keys.inode(ino), Codec.inode(child));
     tx.put(entry, Codec.dirent(new Codec.Dirent(ino, child.type())));
     touchDir(tx, dir, child.ctimeNs());
-    // A new inode has no extents and no xattrs: its creator knows that without reading them.
+    // A new inode has no xattrs and no extents but these: its creator knows without reading.
     tx.afterCommitAt(revision -> {
-      ctx.cache.putGroup(MetaCache.extentsSlot(ino),
-          new Extents.Snapshot(child, revision, ExtentChunks.empty()));
+      ctx.cache.putGroup(MetaCache.extentsSlot(ino), new Extents.Snapshot(child, revision, chunks));
       ctx.cache.primeGroup(MetaCache.xattrsSlot(ino), Map.of(), xattrsEpoch);
     });
   }

@@ -46,9 +46,12 @@ import java.util.logging.Logger;
  *   <li>Each commit carries the directory lock's guards: a node that lost the lock commits none
  *       of its queued unlinks (the names stay; logged), as a writer that lost its lock commits
  *       none of its buffered data.
- *   <li>Commits run back to back, one per directory at a time: while one is in flight the next
- *       batch gathers, so a lone unlink waits for nothing and reaches the others as soon as it
- *       would have committed alone.
+ *   <li>Commits run one per directory at a time, and a batch gathers until it is full, until a
+ *       caller waits for the queue, or until its oldest change has waited {@link
+ *       #LINGER_NANOS}: nobody waits for a queued change, and whoever needs it committed (a
+ *       look-up elsewhere, an open or fsync here) has it commit at once.
+ *   <li>Creates are queued too ({@link #queueCreate}), and a file closed before its create is
+ *       committed has its data carried by that create ({@link #carry}).
  * </ul>
  *
  * Only what is safe to answer from this node's view is queued: a regular file, symlink or
@@ -82,6 +85,15 @@ final class Delegations implements Lookups.Queued {
    * synchronous way), so that a node that dies loses at most this many answered unlinks there.
    */
   static final int QUEUE_MAX = 256;
+  /**
+   * How long a queued change may wait for others to share its commit. Nobody waits for it (each
+   * call was answered), so a batch gathers until it is full, until someone needs the queue
+   * committed (a look-up elsewhere recalls the delegation, an open or fsync here waits for a
+   * create, statfs), or until its oldest change has waited this long. It bounds what a node that
+   * dies loses beyond its last commit, as the queue's length does.
+   */
+  static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(
+      Long.getLong("etcfs.dirDelegation.lingerMillis", 50));
   /** A commit that failed with an unknown outcome is tried again (each unlink checks again). */
   private static final int ATTEMPTS = 3;
   /**
@@ -96,6 +108,8 @@ final class Delegations implements Lookups.Queued {
   private final Creates creates;
   private final Lookups lookups;
   private final OpenFiles open;
+  private final Flusher flusher;
+  private final Files files;
   private final Map<Long, Dir> dirs = new ConcurrentHashMap<>();
   /** Inodes whose unlink is queued, and where. */
   private final Map<Long, Dir> victims = new ConcurrentHashMap<>();
@@ -131,6 +145,13 @@ final class Delegations implements Lookups.Queued {
     final Set<String> gone = new HashSet<>();
     /** Files created here whose create is queued or in the commit in flight, by name. */
     final Map<String, Inode> created = new HashMap<>();
+    /**
+     * Files whose last close here came before their queued create was committed, by inode: the
+     * create carries what they buffered, and their release ends after it ({@link #carry}).
+     */
+    final Map<Long, FileData> released = new HashMap<>();
+    /** Callers waiting for the queue: it commits now rather than gather ({@link #linger}). */
+    int waiting;
     int inFlight;
     boolean flushing;
     int burst;
@@ -153,16 +174,22 @@ final class Delegations implements Lookups.Queued {
    * An unlink ({@code created} null: {@code ino} is the victim) or a create ({@code created} is
    * the new file's record, answered already) queued in a directory.
    */
-  private record Queued(String name, long ino, Caller caller, Inode created) {}
+  private record Queued(String name, long ino, Caller caller, Inode created, long at) {
+    Queued(String name, long ino, Caller caller, Inode created) {
+      this(name, ino, caller, created, System.nanoTime());
+    }
+  }
 
   Delegations(Ctx ctx, InodeLocks locks, Removes removes, Creates creates, Lookups lookups,
-      OpenFiles open) {
+      OpenFiles open, Flusher flusher, Files files) {
     this.ctx = ctx;
     this.locks = locks;
     this.removes = removes;
     this.creates = creates;
     this.lookups = lookups;
     this.open = open;
+    this.flusher = flusher;
+    this.files = files;
     if (ENABLED) {
       sweeper.scheduleWithFixedDelay(this::sweep, 200, 200, TimeUnit.MILLISECONDS);
     }
@@ -209,6 +236,9 @@ final class Delegations implements Lookups.Queued {
   /** After something was queued in {@code d}: its commits run; under d. */
   private void queued(Dir d) {
     d.lastUse = System.nanoTime();
+    if (d.queue.size() >= BATCH_MAX) {
+      d.notifyAll(); // a full batch: it commits now
+    }
     if (!d.flushing) {
       d.flushing = true;
       try {
@@ -293,6 +323,34 @@ final class Delegations implements Lookups.Queued {
     Dir d = createdIn.get(ino);
     if (d != null) {
       waitFor(d, () -> createdIn.get(ino) != d);
+    }
+  }
+
+  /** Whether the create of {@code ino} is queued here or in the commit in flight. */
+  boolean createQueued(long ino) {
+    return createdIn.containsKey(ino);
+  }
+
+  /**
+   * At the last close of {@code f}, whose create is queued here and not yet in a commit, with
+   * its buffer written ahead ({@link Flusher#writeAheadForCreate}), under f's lock: the create
+   * will carry the buffer — data, size and attribute changes committed in the transaction that
+   * makes the file, with its lock granted clean — and the release ends once that commit is done
+   * ({@link Files#finishDeferred}). False if the create is in a commit already (or none is
+   * queued): the caller releases as usual, after it.
+   */
+  boolean carry(FileData f) {
+    Dir d = createdIn.get(f.ino);
+    if (d == null) {
+      return false;
+    }
+    synchronized (d) {
+      if (closed || d.released.containsKey(f.ino)
+          || d.queue.stream().noneMatch(q -> q.ino() == f.ino && q.created() != null)) {
+        return false;
+      }
+      d.released.put(f.ino, f);
+      return true;
     }
   }
 
@@ -449,18 +507,27 @@ final class Delegations implements Lookups.Queued {
     boolean interrupted = false;
     try {
       synchronized (d) {
-        while (!done.getAsBoolean()) {
-          long left = deadline - System.nanoTime();
-          if (left <= 0) {
-            return false;
-          }
-          try {
-            TimeUnit.NANOSECONDS.timedWait(d, left);
-          } catch (InterruptedException e) {
-            interrupted = true; // the queue commits whatever this caller does: wait for it
-          }
+        if (done.getAsBoolean()) {
+          return true;
         }
-        return true;
+        d.waiting++;
+        d.notifyAll(); // a batch gathering commits now
+        try {
+          while (!done.getAsBoolean()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+              return false;
+            }
+            try {
+              TimeUnit.NANOSECONDS.timedWait(d, left);
+            } catch (InterruptedException e) {
+              interrupted = true; // the queue commits whatever this caller does: wait for it
+            }
+          }
+          return true;
+        } finally {
+          d.waiting--;
+        }
       }
     } finally {
       if (interrupted) {
@@ -508,20 +575,29 @@ final class Delegations implements Lookups.Queued {
   private void flushLoop(Dir d) {
     while (true) {
       List<Queued> batch = new ArrayList<>();
+      Map<Long, FileData> released = new HashMap<>();
       synchronized (d) {
+        linger(d);
         if (d.queue.isEmpty()) {
           d.flushing = false;
           d.notifyAll();
           return;
         }
         while (!d.queue.isEmpty() && batch.size() < BATCH_MAX) {
-          batch.add(d.queue.poll());
+          Queued q = d.queue.poll();
+          batch.add(q);
+          FileData f = q.created() == null ? null : d.released.get(q.ino());
+          if (f != null) {
+            released.put(q.ino(), f);
+          }
         }
         d.inFlight = batch.size();
       }
+      Map<Long, Flusher.Carried> carried = carried(d, released);
       int done;
+      FsException lost = null;
       try {
-        done = commit(d, batch);
+        done = commit(d, batch, carried);
       } catch (FsException | RuntimeException e) {
         // The lock is gone (or etcd refused): nothing of the batch was committed, and nothing
         // of it may be now. The names stay, as a writer's buffer is lost with its lock.
@@ -532,13 +608,31 @@ final class Delegations implements Lookups.Queued {
             + (batch.size() > 5 ? " …" : ""));
         ctx.stats.lostUnlinks.add(batch.size() - made);
         ctx.stats.lostCreates.add(made);
+        lost = e instanceof FsException fe ? fe : new FsException(Errno.EIO, e.toString());
         done = batch.size();
+      }
+      List<Queued> finished = batch.subList(0, done);
+      for (Queued q : finished) {
+        Flusher.Carried c = carried.get(q.ino());
+        if (c != null) {
+          FileData f = released.get(q.ino());
+          f.lock.lock(); // not under d: a release takes d under its file's lock
+          try {
+            if (lost == null) {
+              Flusher.carriedCommitted(f, c);
+            } else if (lost instanceof OutcomeUnknownException) {
+              Flusher.forgetCarried(f, c); // perhaps mapped: never given back (see there)
+            } // else nothing committed: the release drops the buffer, blocks given back
+          } finally {
+            f.lock.unlock();
+          }
+        }
       }
       synchronized (d) {
         for (int i = batch.size() - 1; i >= done; i--) {
           d.queue.addFirst(batch.get(i)); // no room in that transaction: first in the next
         }
-        for (Queued q : batch.subList(0, done)) {
+        for (Queued q : finished) {
           if (q.created() == null) {
             d.gone.remove(q.name());
             victims.remove(q.ino(), d);
@@ -546,6 +640,7 @@ final class Delegations implements Lookups.Queued {
             // adopted with the commit (the real lock replaced it), else the next use asks
             locks.dropProvisional(q.ino());
             d.created.remove(q.name());
+            d.released.remove(q.ino());
             createdInodes.remove(q.ino());
             createdIn.remove(q.ino(), d);
           }
@@ -553,20 +648,74 @@ final class Delegations implements Lookups.Queued {
         d.inFlight = 0;
         d.notifyAll();
       }
-      for (Queued q : batch.subList(0, done)) {
+      for (Queued q : finished) {
         if (q.created() == null) {
           ctx.releasing.end(q.ino());
+        } else if (released.containsKey(q.ino())) {
+          files.finishDeferred(released.get(q.ino())); // what was not carried commits now
         }
       }
     }
   }
 
   /**
-   * Commits the first unlinks of {@code batch} that fit one transaction, each checked again
-   * against what the transaction reads (one another node made impossible meanwhile is dropped:
-   * its name is gone, or was renamed away); returns how many it took.
+   * Lets a batch gather while nobody waits for it, until it is full or its oldest change has
+   * waited {@link #LINGER_NANOS}; under d.
    */
-  private int commit(Dir d, List<Queued> batch) throws FsException {
+  private void linger(Dir d) {
+    while (!closed && d.waiting == 0 && !d.queue.isEmpty() && d.queue.size() < BATCH_MAX) {
+      long left = d.queue.peek().at() + LINGER_NANOS - System.nanoTime();
+      if (left <= 0) {
+        return;
+      }
+      try {
+        TimeUnit.NANOSECONDS.timedWait(d, left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /**
+   * What the creates of the files released here carry of their buffers, each read under its
+   * file's lock, with their data made durable on the device first (invariant 2: no metadata
+   * points at blocks that are not). None if the device cannot: each release then commits its
+   * file's data itself, after the create, and reports what fails.
+   */
+  private Map<Long, Flusher.Carried> carried(Dir d, Map<Long, FileData> released) {
+    Map<Long, Flusher.Carried> out = new HashMap<>();
+    released.forEach((ino, f) -> {
+      f.lock.lock();
+      try {
+        Flusher.Carried c = Flusher.carried(f);
+        if (c != null) {
+          out.put(ino, c);
+        }
+      } finally {
+        f.lock.unlock();
+      }
+    });
+    if (out.values().stream().anyMatch(c -> !c.pieces().isEmpty())) {
+      try {
+        ctx.device.flush();
+      } catch (java.io.IOException e) {
+        LOG.warning("directory " + d.ino + ": device flush before its creates failed (" + e
+            + "); their data is committed apart");
+        out.clear();
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Commits the first unlinks and creates of {@code batch} that fit one transaction, each
+   * checked again against what the transaction reads (one another node made impossible
+   * meanwhile is dropped: its name is gone, or was renamed away); returns how many it took.
+   * A create in {@code carried} commits its file's data with it.
+   */
+  private int commit(Dir d, List<Queued> batch, Map<Long, Flusher.Carried> carried)
+      throws FsException {
     int[] taken = {0};
     List<CreateGrant> grants = new ArrayList<>();
     for (int attempt = 1; ; attempt++) {
@@ -589,7 +738,7 @@ final class Delegations implements Lookups.Queued {
                 creates.parent(tx, d.ino, false);
                 parentGuarded = true;
               }
-              createIn(tx, d, q, grants);
+              createIn(tx, d, q, carried.get(q.ino()), grants);
             }
             most = Math.max(most, tx.size() - before);
             taken[0]++;
@@ -597,6 +746,8 @@ final class Delegations implements Lookups.Queued {
           return null;
         });
         ctx.stats.queuedCommits.increment();
+        ctx.stats.carriedCreates.add(batch.subList(0, taken[0]).stream()
+            .filter(q -> carried.containsKey(q.ino())).count());
         return taken[0];
       } catch (OutcomeUnknownException e) {
         grants.forEach(locks::abandonCreated); // a committed grant's key goes; asked at first use
@@ -627,8 +778,8 @@ final class Delegations implements Lookups.Queued {
    * name taken by another file cannot happen while the delegation holds (every other node's
    * create there recalls it first): if it does anyway, the create is dropped and counted lost.
    */
-  private void createIn(io.etcfs.core.fs.tx.MetaTx tx, Dir d, Queued q, List<CreateGrant> grants)
-      throws FsException {
+  private void createIn(io.etcfs.core.fs.tx.MetaTx tx, Dir d, Queued q, Flusher.Carried carried,
+      List<CreateGrant> grants) throws FsException {
     long ino = q.ino();
     Optional<KeyValue> there = tx.get(ctx.keys.dirent(d.ino, NameHash.of(q.name()), q.name()));
     if (there.isPresent()) {
@@ -639,9 +790,15 @@ final class Delegations implements Lookups.Queued {
       }
       return;
     }
-    creates.putNew(tx, d.ino, q.name(), q.created(),
-        ctx.cache.groupEpoch(MetaCache.xattrsSlot(ino)));
-    CreateGrant grant = locks.grantOnCreate(tx, ino);
+    long xattrs = ctx.cache.groupEpoch(MetaCache.xattrsSlot(ino));
+    if (carried == null) {
+      creates.putNew(tx, d.ino, q.name(), q.created(), xattrs);
+    } else {
+      creates.putNew(tx, d.ino, q.name(), Flusher.withCarried(q.created(), carried), xattrs,
+          flusher.carry(tx, ino, carried));
+    }
+    // everything the file holds commits here: its lock may be declared clean from the start
+    CreateGrant grant = locks.grantOnCreate(tx, ino, carried != null);
     if (grant != null) {
       grants.add(grant);
     }

@@ -100,7 +100,9 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
     this.sweep = new DeadNodeSweep(ctx, purger);
     this.paths = new InodePathFinder(ctx, lookups, dirs);
-    this.delegations = new Delegations(ctx, locks, removes, creates, lookups, open);
+    this.delegations = new Delegations(ctx, locks, removes, creates, lookups, open, flusher,
+        files);
+    files.setDelegations(delegations);
     locks.setDelegations(delegations);
     locks.setAwaitCreated(delegations::awaitCreated);
     lookups.setGone(delegations::isGone); // every look-up: by inode and by path
@@ -324,6 +326,9 @@ public final class EtcFs implements Vfs, AutoCloseable {
         return buffered;
       }
       delegations.awaitCreated(ino); // committed at once: the file must be in etcd
+      // A directory's queue first: its creates' blind time writes must not land after an
+      // explicit utimens (tar restores a directory's times after filling it).
+      delegations.settle(ino);
       // Committed at once, after what this node buffered (a buffered change must not be
       // committed over this one later).
       files.commitBuffered(ino);

@@ -28,6 +28,8 @@ final class Files {
   private final MemoryBudget budget;
   private final AttrChanges attrs;
   private final InodeLocks locks;
+  /** Set once, after construction (it needs this). */
+  private Delegations delegations;
 
   Files(Ctx ctx, Lookups lookups, Creates creates, OpenFiles open, DataPath data,
       Flusher flusher, Truncator truncator, Purger purger, MemoryBudget budget,
@@ -47,6 +49,10 @@ final class Files {
 
   DataPath data() {
     return data;
+  }
+
+  void setDelegations(Delegations delegations) {
+    this.delegations = delegations;
   }
 
   OpenFile open(long ino, int flags, Caller caller) throws FsException {
@@ -230,8 +236,53 @@ final class Files {
    */
   void release(FileData f) throws FsException {
     ctx.releasing.begin(f.ino);
+    boolean deferred = false;
+    try {
+      deferred = deferToCreate(f);
+      if (!deferred) {
+        releaseCounted(f);
+      }
+    } finally {
+      if (!deferred) {
+        ctx.releasing.end(f.ino);
+      }
+    }
+  }
+
+  /**
+   * The last close of a file whose create is still queued here (directory delegation): what it
+   * buffered goes to the device now, and the create carries it — data, size and attributes in
+   * the one transaction that makes the file ({@link Delegations#carry}); the release ends when
+   * that commits ({@link #finishDeferred}). Nobody waits for a release (close(2) has returned),
+   * and whatever needs the file committed (another open, fsync, a look-up elsewhere, statfs)
+   * has the queue commit first. False where it cannot: the release goes the usual way.
+   */
+  private boolean deferToCreate(FileData f) {
+    Delegations d = delegations;
+    if (d == null || !d.createQueued(f.ino)) {
+      return false;
+    }
+    f.lock.lock();
+    try {
+      return open.isLast(f) && flusher.writeAheadForCreate(f) && d.carry(f);
+    } catch (FsException | RuntimeException e) {
+      // nothing lost: the blocks stay buffered, and the usual release commits or reports them
+      LOG.fine("inode " + f.ino + ": release not carried by its create: " + e.getMessage());
+      return false;
+    } finally {
+      f.lock.unlock();
+    }
+  }
+
+  /**
+   * The end of a release {@link #deferToCreate} left to the create, once that was committed (or
+   * lost): whatever it did not carry is committed now, and the file is let go here.
+   */
+  void finishDeferred(FileData f) {
     try {
       releaseCounted(f);
+    } catch (FsException e) {
+      // logged, and reported at the next close or fsync of the file here (releaseCounted)
     } finally {
       ctx.releasing.end(f.ino);
     }

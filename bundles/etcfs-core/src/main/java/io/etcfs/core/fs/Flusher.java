@@ -159,6 +159,11 @@ final class Flusher {
     }
     List<Piece> pieces = new ArrayList<>();
     writeRuns(f, ctx.allocator(), runs, map, pieces, new ArrayList<>());
+    keepWritten(f, pieces);
+  }
+
+  /** Written-ahead pieces replace their dirty blocks in memory. */
+  private void keepWritten(FileData f, List<Piece> pieces) {
     for (Piece p : pieces) {
       for (long b = p.fileBlock(); b < p.fileEnd(); b++) {
         f.dirty.remove(b);
@@ -167,6 +172,100 @@ final class Flusher {
       f.written.put(p.fileBlock(), p);
     }
     ctx.stats.writtenAhead.add(pieces.stream().mapToLong(p -> p.dev().length()).sum());
+  }
+
+  /** The most pieces a file's buffer may lie in and still be carried by its create. */
+  static final int MAX_CARRIED = 4;
+
+  /**
+   * What the transaction that creates a file carries of its buffer: a create queued under a
+   * directory delegation whose file's last close came before it was committed ({@link
+   * Delegations}). The written-ahead pieces, the size and the attribute changes, taken under the
+   * file's lock; nothing of the buffer is in memory or overwritten in place.
+   */
+  record Carried(List<Piece> pieces, long end, PendingAttrs attrs) {}
+
+  /**
+   * At the last close of a file whose create is queued here, under its lock: writes what it
+   * buffered to fresh device blocks, so that its create can carry it. No guards: its lock is
+   * provisional — no other node can know the file, and the transaction that creates it carries
+   * the directory's guards. A failure loses nothing: the blocks stay buffered.
+   *
+   * @return whether the whole buffer can be carried ({@link #carried})
+   */
+  boolean writeAheadForCreate(FileData f) throws FsException {
+    reservations.settle(f);
+    if (f.overwritten) {
+      return false;
+    }
+    if (!f.dirty.isEmpty()) {
+      List<List<Long>> runs = runs(f, List.of());
+      if (f.written.size() + runs.size() > MAX_CARRIED) {
+        return false;
+      }
+      List<Piece> pieces = new ArrayList<>();
+      writeRuns(f, ctx.allocator(), runs, List.of(), pieces, new ArrayList<>());
+      keepWritten(f, pieces);
+    }
+    return f.written.size() <= MAX_CARRIED;
+  }
+
+  /** {@code f}'s buffer as its create carries it, or null if it cannot; under f's lock. */
+  static Carried carried(FileData f) {
+    if (!f.dirty.isEmpty() || f.overwritten || f.written.size() > MAX_CARRIED) {
+      return null;
+    }
+    return new Carried(List.copyOf(f.written.values()), f.pendingEnd, f.pendingAttrs);
+  }
+
+  /**
+   * The record a create carrying {@code c} commits: {@code created} with the data's size,
+   * blocks and times (as a data commit sets them) and the buffered attribute changes.
+   */
+  static Inode withCarried(Inode created, Carried c) {
+    Inode i = created;
+    if (c.end() >= 0) {
+      long now = Ctx.now();
+      long blocks = c.pieces().stream().mapToLong(p -> p.dev().length()).sum();
+      i = i.withSize(Math.max(i.size(), c.end()), blocks).withTimes(i.atimeNs(), now, now);
+    }
+    return c.attrs() == null ? i : c.attrs().applyTo(i);
+  }
+
+  /**
+   * Adds {@code c}'s extents and the allocator's record of them (invariant 1) to the
+   * transaction that creates {@code ino}; returns the file's map once it commits.
+   */
+  ExtentChunks carry(io.etcfs.core.fs.tx.MetaTx tx, long ino, Carried c) throws FsException {
+    if (c.pieces().isEmpty()) {
+      return ExtentChunks.empty();
+    }
+    ExtentChunks.Change change = ExtentChunks.empty()
+        .overwrite(c.pieces().stream().map(Piece::mapping).toList());
+    extents.apply(tx, ino, change);
+    extents.allocate(tx, ino, c.pieces().stream().map(Piece::dev).toList(), List.of());
+    return change.after();
+  }
+
+  /** The create that carried {@code c} committed: that much is no longer buffered; under f's lock. */
+  static void carriedCommitted(FileData f, Carried c) {
+    forgetCarried(f, c);
+    if (f.pendingAttrs == c.attrs()) {
+      f.pendingAttrs = null;
+    }
+    if (f.dirty.isEmpty() && f.written.isEmpty()) {
+      f.pendingEnd = -1;
+    }
+  }
+
+  /**
+   * Takes {@code c}'s pieces out of {@code f}'s buffer without giving their blocks back: after
+   * its create committed, or when nobody knows whether it did (they may be mapped now, so they
+   * must never be committed again nor handed to another file; their blocks stay taken until the
+   * allocator next reads what is referenced). Under f's lock.
+   */
+  static void forgetCarried(FileData f, Carried c) {
+    c.pieces().forEach(p -> f.written.remove(p.fileBlock(), p));
   }
 
   /**

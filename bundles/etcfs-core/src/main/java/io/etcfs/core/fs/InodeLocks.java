@@ -191,11 +191,19 @@ final class InodeLocks implements RecallHandler {
    * @return the grant added (for {@link #abandonCreated}), or null
    */
   CreateGrant grantOnCreate(MetaTx tx, long ino) {
+    return grantOnCreate(tx, ino, false);
+  }
+
+  /**
+   * As {@link #grantOnCreate(MetaTx, long)}; {@code clean} where the transaction also commits
+   * everything the file holds ({@link LockService#createGrant(long, boolean)}).
+   */
+  CreateGrant grantOnCreate(MetaTx tx, long ino, boolean clean) {
     LockService s;
     CreateGrant grant;
     try {
       s = service();
-      grant = s.createGrant(ino);
+      grant = s.createGrant(ino, clean);
     } catch (FsException | RuntimeException e) {
       // No backend, one that has not built it, or no session to be had (etcd away; the create
       // itself will say so): the lock is asked for at the first write, as without a grant.

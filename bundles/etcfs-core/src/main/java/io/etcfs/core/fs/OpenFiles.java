@@ -22,6 +22,11 @@ final class OpenFiles {
     return true;
   }
 
+  /** Whether {@code f}'s release now would be the last handle's on this node. */
+  synchronized boolean isLast(FileData f) {
+    return f.opens == 1 && open.get(f.ino) == f;
+  }
+
   synchronized boolean isOpen(long ino) {
     return open.containsKey(ino);
   }

@@ -93,6 +93,8 @@ public final class Stats {
   final LongAdder queuedUnlinks = new LongAdder();
   final LongAdder queuedCreates = new LongAdder();
   final LongAdder queuedCommits = new LongAdder();
+  /** Queued creates that committed their file's data too (its last close came first). */
+  final LongAdder carriedCreates = new LongAdder();
   /** Queued unlinks that could not be committed (their delegation lost): the names stayed. */
   final LongAdder lostUnlinks = new LongAdder();
   /** Queued creates that could not be committed: those files are gone, with what was written. */
@@ -163,6 +165,10 @@ public final class Stats {
 
   public long queuedCommits() {
     return queuedCommits.sum();
+  }
+
+  public long carriedCreates() {
+    return carriedCreates.sum();
   }
 
   public long lostCreates() {

@@ -95,6 +95,7 @@ final class CoreCommands {
     totals.put("queued_unlinks", s.queuedUnlinks());
     totals.put("queued_creates", s.queuedCreates());
     totals.put("queued_commits", s.queuedCommits());
+    totals.put("creates_with_data", s.carriedCreates());
     totals.put("lost_unlinks", s.lostUnlinks());
     totals.put("lost_creates", s.lostCreates());
     if (json) {
@@ -118,8 +119,9 @@ final class CoreCommands {
             s.deviceReadBytes(), s.deviceWriteBytes(), s.writtenAheadBlocks(),
             s.overwrittenInPlaceBlocks())
         + String.format("delegations       %,d directories taken; %,d unlinks and %,d creates"
-            + " queued, in %,d commits (%,d and %,d lost)%n", s.delegations(), s.queuedUnlinks(),
-            s.queuedCreates(), s.queuedCommits(), s.lostUnlinks(), s.lostCreates())
+            + " queued, in %,d commits (%,d and %,d lost); %,d creates carried their data%n",
+            s.delegations(), s.queuedUnlinks(), s.queuedCreates(), s.queuedCommits(),
+            s.lostUnlinks(), s.lostCreates(), s.carriedCreates())
         + "latency percentiles are the upper edge of a power-of-two bucket (within 2x)";
   }
 

@@ -122,6 +122,17 @@ public interface LockService {
   }
 
   /**
+   * As {@link #createGrant(long)}; with {@code clean}, the creating transaction also commits
+   * everything the new file holds (its data, written before its create was committed), so the
+   * grant may declare its holder clean at once, as {@link #cleanOps} does at a close (2.1, 2.2):
+   * other nodes then state and read the file without a recall. The default ignores {@code
+   * clean}; a grant that says dirty is always safe, it only costs others a recall.
+   */
+  default CreateGrant createGrant(long inode, boolean clean) {
+    return createGrant(inode);
+  }
+
+  /**
    * The lock a committed {@link #createGrant} gave this node, held from now on exactly as if
    * {@link #acquire} had granted it at {@code revision}: cached, recalled on demand, given back
    * when idle, gone with its session, guarded by {@link #guards} (2.2).

@@ -4,7 +4,7 @@
  * {@code lock-hazelcast}; the core binds whichever its configuration names.
  */
 @Export
-@Version("2.6.0")
+@Version("2.7.0")
 package io.etcfs.spi.lock;
 
 import org.osgi.annotation.bundle.Export;

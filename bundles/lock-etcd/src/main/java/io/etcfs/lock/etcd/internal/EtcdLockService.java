@@ -652,11 +652,22 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
    */
   @Override
   public CreateGrant createGrant(long inode) {
+    return createGrant(inode, false);
+  }
+
+  /** With {@code clean}, the key says so from the start: {@code "X <node> clean"}. */
+  @Override
+  public CreateGrant createGrant(long inode, boolean clean) {
     checkOpen();
     Session s = (Session) session();
     byte[] key = key(inode, s.lease);
     return new CreateGrant(inode, s.lease, List.of(Compare.absent(key)),
-        List.of(Op.put(key, value(LockMode.EXCLUSIVE, ""), s.lease)));
+        List.of(Op.put(key, value(LockMode.EXCLUSIVE, clean ? CLEAN : ""), s.lease)));
+  }
+
+  /** The value of this node's lock key that declares its exclusive holder clean. */
+  private byte[] cleanValue() {
+    return value(LockMode.EXCLUSIVE, CLEAN);
   }
 
   /**
@@ -673,6 +684,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     }
     HeldLock lock = new HeldLock(inode, LockMode.EXCLUSIVE, revision, s.lease, revision);
     Held h = new Held(lock, s);
+    h.clean = grant.ops().stream().anyMatch(
+        op -> op instanceof Op.Put p && java.util.Arrays.equals(p.value(), cleanValue()));
     inodes.computeIfAbsent(inode, i -> new InodeState());
     LockTable.Request wanted;
     // Under the table's monitor: a request the watch shows from here on finds the lock held and

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.Op;
@@ -73,6 +74,29 @@ class CreateGrantTest {
         created.revision()), lock);
     assertEquals(key.createRevision(), lock.fencingToken());
     assertTrue(commitUnder(a, lock));
+  }
+
+  /**
+   * A create that also commits the file's data grants the lock clean: other nodes take the
+   * file's attributes from their caches at once, and the holder's next change makes it dirty
+   * again, as after a close.
+   */
+  @Test
+  void aCleanGrantIsDeclaredCleanUntilTheHolderChangesTheFile() throws Exception {
+    EtcdLockService a = node("a");
+    EtcdLockService b = node("b");
+    CreateGrant grant = a.createGrant(0x16, true);
+    TxnResult created = create(grant);
+    var key = Keys.of(LOCKS + hex(0x16) + "/" + hex(grant.sessionId()));
+    assertEquals("X a clean", store.get(key).orElseThrow().valueString());
+    HeldLock lock = a.adoptCreated(grant, created.revision());
+    eventually("b's view to show a's clean lock",
+        () -> b.attributesFrom(0x16) != LockService.UNCOMMITTED_ELSEWHERE
+            && b.queuedInTable(0x16) == 1);
+    assertTrue(a.dirty(lock), "still held");
+    assertEquals("X a", store.get(key).orElseThrow().valueString());
+    eventually("b's view to show it dirty",
+        () -> b.attributesFrom(0x16) == LockService.UNCOMMITTED_ELSEWHERE);
   }
 
   /**
