@@ -13,6 +13,7 @@ import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
+import io.etcfs.spi.vfs.SetAttr;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -52,6 +53,8 @@ import java.util.logging.Logger;
  *       look-up elsewhere, an open or fsync here) has it commit at once.
  *   <li>Creates are queued too ({@link #queueCreate}), and a file closed before its create is
  *       committed has its data carried by that create ({@link #carry}).
+ *   <li>So are the directory's own chmod, chown and utimens ({@link #queueSetattr}): tar
+ *       restores each directory's owner, mode and times after filling it.
  * </ul>
  *
  * Only what is safe to answer from this node's view is queued: a regular file, symlink or
@@ -150,6 +153,14 @@ final class Delegations implements Lookups.Queued {
      * create carries what they buffered, and their release ends after it ({@link #carry}).
      */
     final Map<Long, FileData> released = new HashMap<>();
+    /**
+     * The directory's own attribute changes queued here, all of them together (each queued
+     * change carries the whole of them as they stood then); null when none is queued or in
+     * flight. Read without the monitor by every look-up ({@link #pending}).
+     */
+    volatile PendingAttrs attrs;
+    /** How many of the directory's own attribute changes are queued or in flight. */
+    int attrsQueued;
     /** Callers waiting for the queue: it commits now rather than gather ({@link #linger}). */
     int waiting;
     int inFlight;
@@ -171,12 +182,22 @@ final class Delegations implements Lookups.Queued {
   }
 
   /**
-   * An unlink ({@code created} null: {@code ino} is the victim) or a create ({@code created} is
-   * the new file's record, answered already) queued in a directory.
+   * An unlink ({@code ino} is the victim), a create ({@code created} is the new file's record,
+   * answered already) or the directory's own attribute change ({@code attrs}: all of them queued
+   * up to this one; {@code ino} is the directory, {@code name} null) queued in a directory.
    */
-  private record Queued(String name, long ino, Caller caller, Inode created, long at) {
+  private record Queued(String name, long ino, Caller caller, Inode created, PendingAttrs attrs,
+      long at) {
     Queued(String name, long ino, Caller caller, Inode created) {
-      this(name, ino, caller, created, System.nanoTime());
+      this(name, ino, caller, created, null, System.nanoTime());
+    }
+
+    boolean isUnlink() {
+      return created == null && attrs == null;
+    }
+
+    boolean isCreate() {
+      return created != null;
     }
   }
 
@@ -228,6 +249,7 @@ final class Delegations implements Lookups.Queued {
       victims.put(victim.ino(), d);
       ctx.releasing.begin(victim.ino()); // a write that finds no space waits for it
       ctx.stats.queuedUnlinks.increment();
+      entryChanged(d);
       queued(d);
     }
     return true;
@@ -283,10 +305,61 @@ final class Delegations implements Lookups.Queued {
       d.created.put(name, child);
       d.queue.add(new Queued(name, ino, caller, child));
       ctx.stats.queuedCreates.increment();
+      entryChanged(d);
       queued(d);
     }
     ctx.names.remember(child.ino(), dir, name);
     return child.toAttr(ctx.blockSize);
+  }
+
+  /**
+   * Answers a chmod, chown or utimens of directory {@code dir} itself from its queue if this node
+   * holds its delegation; null if the caller must commit it at once. Checked against this node's
+   * view (EPERM as the synchronous way would say), seen here at once ({@link #pending}), and
+   * committed in queue order with the creates and unlinks around it: an explicit modification
+   * time stands over the entries changed before it, and an entry changed after it moves it on.
+   * Other nodes see it as they see the queue: their look-up or stat recalls the delegation.
+   */
+  Attr queueSetattr(long dir, SetAttr c, Caller caller) throws FsException {
+    Dir d = dirs.get(dir);
+    if (d == null || c.size() != null) {
+      return null;
+    }
+    synchronized (d) {
+      if (closed || !delegated(d) || d.queue.size() >= QUEUE_MAX) {
+        return null;
+      }
+      Inode view = lookups.inode(dir); // with what is queued already
+      if (!view.isDir()) {
+        return null;
+      }
+      Inode done = AttrChanges.changed(view, c, caller, Ctx.now());
+      d.attrs = PendingAttrs.after(done, c, d.attrs);
+      d.attrsQueued++;
+      d.queue.add(new Queued(null, dir, caller, null, d.attrs, System.nanoTime()));
+      ctx.stats.queuedSetattrs.increment();
+      queued(d);
+      return done.toAttr(ctx.blockSize);
+    }
+  }
+
+  /**
+   * After an entry of {@code d} was queued: its own modification time is the commit's, not one
+   * set explicitly before it (as a write after utimens moves a file's on); under d.
+   */
+  private static void entryChanged(Dir d) {
+    PendingAttrs a = d.attrs;
+    if (a != null) {
+      d.attrs = a.afterWrite();
+    }
+  }
+
+  /** {@code dir} with its own attribute changes queued here on top (every look-up). */
+  @Override
+  public Inode pending(Inode dir) {
+    Dir d = dirs.get(dir.ino());
+    PendingAttrs a = d == null ? null : d.attrs;
+    return a == null ? dir : a.applyTo(dir);
   }
 
   /** Whether the unlink of {@code ino} is queued here (every look-up by inode: ENOENT). */
@@ -586,7 +659,7 @@ final class Delegations implements Lookups.Queued {
         while (!d.queue.isEmpty() && batch.size() < BATCH_MAX) {
           Queued q = d.queue.poll();
           batch.add(q);
-          FileData f = q.created() == null ? null : d.released.get(q.ino());
+          FileData f = q.isCreate() ? d.released.get(q.ino()) : null;
           if (f != null) {
             released.put(q.ino(), f);
           }
@@ -601,12 +674,14 @@ final class Delegations implements Lookups.Queued {
       } catch (FsException | RuntimeException e) {
         // The lock is gone (or etcd refused): nothing of the batch was committed, and nothing
         // of it may be now. The names stay, as a writer's buffer is lost with its lock.
-        long made = batch.stream().filter(q -> q.created() != null).count();
-        LOG.warning("directory " + d.ino + ": " + (batch.size() - made) + " unlinks and " + made
-            + " creates answered here were not committed (" + e.getMessage() + "); those names"
-            + " stay as they were: " + batch.stream().map(Queued::name).limit(5).toList()
-            + (batch.size() > 5 ? " …" : ""));
-        ctx.stats.lostUnlinks.add(batch.size() - made);
+        long made = batch.stream().filter(Queued::isCreate).count();
+        long unmade = batch.stream().filter(Queued::isUnlink).count();
+        List<String> names = batch.stream().map(Queued::name).filter(n -> n != null).toList();
+        LOG.warning("directory " + d.ino + ": " + unmade + " unlinks, " + made + " creates and "
+            + (batch.size() - made - unmade) + " changes of its attributes answered here were"
+            + " not committed (" + e.getMessage() + "); those names and attributes stay as they"
+            + " were: " + names.stream().limit(5).toList() + (names.size() > 5 ? " …" : ""));
+        ctx.stats.lostUnlinks.add(unmade);
         ctx.stats.lostCreates.add(made);
         lost = e instanceof FsException fe ? fe : new FsException(Errno.EIO, e.toString());
         done = batch.size();
@@ -633,7 +708,11 @@ final class Delegations implements Lookups.Queued {
           d.queue.addFirst(batch.get(i)); // no room in that transaction: first in the next
         }
         for (Queued q : finished) {
-          if (q.created() == null) {
+          if (q.attrs() != null) {
+            if (--d.attrsQueued == 0) {
+              d.attrs = null; // committed (the cache shows them now), or lost
+            }
+          } else if (q.isUnlink()) {
             d.gone.remove(q.name());
             victims.remove(q.ino(), d);
           } else {
@@ -645,15 +724,20 @@ final class Delegations implements Lookups.Queued {
             createdIn.remove(q.ino(), d);
           }
         }
-        d.inFlight = 0;
-        d.notifyAll();
+        d.notifyAll(); // those waiting for their create go on
       }
       for (Queued q : finished) {
-        if (q.created() == null) {
+        if (q.isUnlink()) {
           ctx.releasing.end(q.ino());
         } else if (released.containsKey(q.ino())) {
           files.finishDeferred(released.get(q.ino())); // what was not carried commits now
         }
+      }
+      synchronized (d) {
+        // Only now is the queue idle: whoever settles it (statfs, an unlink's check that the
+        // file is not open here) finds the carried releases ended too.
+        d.inFlight = 0;
+        d.notifyAll();
       }
     }
   }
@@ -731,7 +815,9 @@ final class Delegations implements Lookups.Queued {
             if (taken[0] > 0 && before + most > BATCH_OPS) {
               break;
             }
-            if (q.created() == null) {
+            if (q.attrs() != null) {
+              attrsIn(tx, d, q);
+            } else if (q.isUnlink()) {
               unlinkIn(tx, d, q);
             } else {
               if (!parentGuarded) {
@@ -757,6 +843,22 @@ final class Delegations implements Lookups.Queued {
         // Committed or not: the next attempt finds each unlink and create done or still to do.
       }
     }
+  }
+
+  /**
+   * The directory's own attribute changes in the batch, all of them up to this one applied to
+   * its record as read. An explicit modification time folds in and drops the times the entry
+   * changes before it wrote blindly (so it stands; those after it in the batch write theirs
+   * again); without one they stay, and the later of both shows.
+   */
+  private void attrsIn(io.etcfs.core.fs.tx.MetaTx tx, Dir d, Queued q) throws FsException {
+    byte[] key = ctx.keys.inode(d.ino);
+    Inode i = Records.inode(tx.get(key), d.ino);
+    if (q.attrs().mtimeNs() != null) {
+      i = Lookups.withDirTimes(i, tx.get(ctx.keys.dirTimes(d.ino)));
+      tx.delete(ctx.keys.dirTimes(d.ino));
+    }
+    tx.put(key, Codec.inode(q.attrs().applyTo(i)));
   }
 
   /** A queued unlink in the batch; one another node made impossible meanwhile is dropped. */

@@ -322,6 +322,9 @@ public final class EtcFs implements Vfs, AutoCloseable {
         return files.withBuffered(lookups.getattr(ino));
       }
       Attr buffered = files.setattrBuffered(ino, c, caller);
+      if (buffered == null) {
+        buffered = delegations.queueSetattr(ino, c, caller); // a directory delegated here
+      }
       if (buffered != null) {
         return buffered;
       }
@@ -403,6 +406,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     }
     Calls.run(ctx, "setxattr " + name, () -> {
       delegations.awaitCreated(ino);
+      delegations.settle(ino); // a directory's queued attribute changes (an ACL sets the mode)
       xattrs.set(ino, name, value, flags, caller);
     });
   }
@@ -416,6 +420,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   public void removexattr(long ino, String name, Caller caller) throws FsException {
     Calls.run(ctx, "removexattr " + name, () -> {
       delegations.awaitCreated(ino);
+      delegations.settle(ino); // a directory's queued attribute changes (an ACL sets the mode)
       xattrs.remove(ino, name, caller);
     });
   }

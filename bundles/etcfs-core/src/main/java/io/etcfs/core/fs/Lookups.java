@@ -39,6 +39,11 @@ final class Lookups {
     public boolean unlinked(long ino) {
       return false;
     }
+
+    @Override
+    public Inode pending(Inode dir) {
+      return dir;
+    }
   };
 
   /** What this node has answered but not committed yet: seen by every look-up here. */
@@ -51,6 +56,9 @@ final class Lookups {
 
     /** Whether the unlink of {@code ino}'s only name is queued: gone here already. */
     boolean unlinked(long ino);
+
+    /** Directory {@code dir} (as committed) with its own attribute changes queued here. */
+    Inode pending(Inode dir);
   }
 
   void setGone(java.util.function.BiPredicate<Long, String> gone) {
@@ -70,7 +78,10 @@ final class Lookups {
       throw new FsException(Errno.ENOENT, "inode " + ino + " was unlinked");
     }
     Inode i = Records.inode(ctx.cache.get(ctx.keys.inode(ino)), ino);
-    return i.isDir() ? withDirTimes(i, ctx.cache.get(ctx.keys.dirTimes(ino))) : i;
+    if (!i.isDir()) {
+      return i;
+    }
+    return queued.pending(withDirTimes(i, ctx.cache.get(ctx.keys.dirTimes(ino))));
   }
 
   Attr getattr(long ino) throws FsException {

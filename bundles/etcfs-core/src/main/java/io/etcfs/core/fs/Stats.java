@@ -93,6 +93,8 @@ public final class Stats {
   final LongAdder queuedUnlinks = new LongAdder();
   final LongAdder queuedCreates = new LongAdder();
   final LongAdder queuedCommits = new LongAdder();
+  /** A delegated directory's own chmod/chown/utimens answered from its queue. */
+  final LongAdder queuedSetattrs = new LongAdder();
   /** Queued creates that committed their file's data too (its last close came first). */
   final LongAdder carriedCreates = new LongAdder();
   /** Queued unlinks that could not be committed (their delegation lost): the names stayed. */
@@ -165,6 +167,10 @@ public final class Stats {
 
   public long queuedCommits() {
     return queuedCommits.sum();
+  }
+
+  public long queuedSetattrs() {
+    return queuedSetattrs.sum();
   }
 
   public long carriedCreates() {

@@ -94,6 +94,7 @@ final class CoreCommands {
     totals.put("delegations_taken", s.delegations());
     totals.put("queued_unlinks", s.queuedUnlinks());
     totals.put("queued_creates", s.queuedCreates());
+    totals.put("queued_setattrs", s.queuedSetattrs());
     totals.put("queued_commits", s.queuedCommits());
     totals.put("creates_with_data", s.carriedCreates());
     totals.put("lost_unlinks", s.lostUnlinks());
@@ -118,10 +119,11 @@ final class CoreCommands {
             + " (%,d blocks ahead of their commit, %,d over their committed blocks)%n",
             s.deviceReadBytes(), s.deviceWriteBytes(), s.writtenAheadBlocks(),
             s.overwrittenInPlaceBlocks())
-        + String.format("delegations       %,d directories taken; %,d unlinks and %,d creates"
-            + " queued, in %,d commits (%,d and %,d lost); %,d creates carried their data%n",
-            s.delegations(), s.queuedUnlinks(), s.queuedCreates(), s.queuedCommits(),
-            s.lostUnlinks(), s.lostCreates(), s.carriedCreates())
+        + String.format("delegations       %,d directories taken; %,d unlinks, %,d creates and"
+            + " %,d directory attribute changes queued, in %,d commits (%,d and %,d lost);"
+            + " %,d creates carried their data%n", s.delegations(), s.queuedUnlinks(),
+            s.queuedCreates(), s.queuedSetattrs(), s.queuedCommits(), s.lostUnlinks(),
+            s.lostCreates(), s.carriedCreates())
         + "latency percentiles are the upper edge of a power-of-two bucket (within 2x)";
   }
 

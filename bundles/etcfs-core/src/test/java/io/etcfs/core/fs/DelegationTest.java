@@ -351,21 +351,91 @@ class DelegationTest {
   }
 
   /**
-   * tar restores a directory's times after filling it, while the creates in it may still be
-   * queued: they commit first, so their blind time writes do not land on top of the times set.
+   * tar restores each directory's owner, mode and times after filling it, while the creates in
+   * it may still be queued: where the directory is delegated here the three are answered from
+   * its queue (none waits for etcd), seen here at once, and seen on b as soon as b looks (its
+   * stat recalls the delegation); the creates' blind time writes before them do not land on
+   * top of the times set.
    */
   @Test
-  void aDirectorysTimesSetWhileItsCreatesAreQueuedStick() throws Throwable {
+  void aDirectorysOwnModeOwnerAndTimesAreQueued() throws Throwable {
     delegateByCreates();
     slow.delayMs = 20;
     for (int i = 0; i < 10; i++) {
-      write(a, d, "m" + i, "file " + i);
+      write(a, d, "s" + i, "file " + i);
     }
-    long then = 1_000_000_000L * 1_500_000_000L;
+    long then = 1_000_000_000L * 1_400_000_000L;
+    a.fs.setattr(d, io.etcfs.spi.vfs.SetAttr.owner(1000, 1000), ROOT);
+    a.fs.setattr(d, io.etcfs.spi.vfs.SetAttr.mode(0750), ROOT);
+    Attr set = a.fs.setattr(d, io.etcfs.spi.vfs.SetAttr.times(then, then), ROOT);
+    assertEquals(3, a.fs.stats().queuedSetattrs(), "the three were answered from the queue");
+    for (Attr got : new Attr[] {set, a.fs.getattr(d), a.fs.lookup(Vfs.ROOT, "d", ROOT)}) {
+      assertEquals(Attr.S_IFDIR | 0750, got.mode(), "d's mode here");
+      assertEquals(1000, got.uid(), "d's owner here");
+      assertEquals(then, got.mtimeNs(), "d's mtime here");
+    }
+    Attr onB = b.fs.getattr(d);
+    assertEquals(Attr.S_IFDIR | 0750, onB.mode(), "d's mode on b");
+    assertEquals(1000, onB.uid(), "d's owner on b");
+    assertEquals(1000, onB.gid(), "d's group on b");
+    assertEquals(then, onB.atimeNs(), "d's atime on b");
+    assertEquals(then, onB.mtimeNs(), "d's mtime on b");
+    for (int i = 0; i < 10; i++) {
+      assertEquals("file " + i, read(b, d, "s" + i), "s" + i + " on b");
+    }
+    assertEquals(then, a.fs.getattr(d).mtimeNs(), "d's mtime here after the commit");
+  }
+
+  /** A name created after an explicit modification time moves it on, as everywhere else. */
+  @Test
+  void aDirectorysTimeSetBeforeAQueuedCreateMovesOn() throws Throwable {
+    delegateByCreates();
+    slow.delayMs = 20;
+    long then = 1_000_000_000L * 1_400_000_000L;
     a.fs.setattr(d, io.etcfs.spi.vfs.SetAttr.times(then, then), ROOT);
+    a.fs.setattr(d, io.etcfs.spi.vfs.SetAttr.mode(0700), ROOT); // queued after: keeps no time
+    write(a, d, "later", "x");
+    a.fs.setattr(d, io.etcfs.spi.vfs.SetAttr.mode(0711), ROOT);
+    assertEquals(3, a.fs.stats().queuedSetattrs());
     a.fs.statfs();
-    assertEquals(then, a.fs.getattr(d).mtimeNs(), "d's mtime here");
-    assertEquals(then, b.fs.getattr(d).mtimeNs(), "d's mtime on b");
+    long now = System.currentTimeMillis() * 1_000_000L;
+    for (Attr got : new Attr[] {a.fs.getattr(d), b.fs.getattr(d)}) {
+      assertTrue(got.mtimeNs() > now - TimeUnit.MINUTES.toNanos(1),
+          "the create after the utimens set d's mtime: " + got.mtimeNs());
+      assertEquals(then, got.atimeNs(), "d's atime stays as set");
+      assertEquals(Attr.S_IFDIR | 0711, got.mode(), "d's mode");
+    }
+  }
+
+  /** A queued change is checked as the synchronous one: not the owner, EPERM, nothing queued. */
+  @Test
+  void aQueuedChmodOfAnotherUsersDirectoryIsRefused() throws Throwable {
+    delegateByCreates();
+    Caller someone = new Caller(1234, 1234, 0, java.util.List.of());
+    assertEquals(Errno.EPERM, assertThrows(FsException.class,
+        () -> a.fs.setattr(d, io.etcfs.spi.vfs.SetAttr.mode(0777), someone)).errno());
+    assertEquals(0, a.fs.stats().queuedSetattrs());
+    assertEquals(Attr.S_IFDIR | 0755, a.fs.getattr(d).mode());
+    assertEquals(Attr.S_IFDIR | 0755, b.fs.getattr(d).mode());
+  }
+
+  /**
+   * A directory's attribute changes queued under a delegation that is lost are not committed:
+   * the directory keeps what it had, here as on b (as a writer's buffer is lost with its lock).
+   */
+  @Test
+  void aLostDelegationCommitsNoneOfItsQueuedAttributeChanges() throws Throwable {
+    delegateByCreates();
+    slow.delayMs = 200;
+    a.fs.setattr(d, io.etcfs.spi.vfs.SetAttr.mode(0700), ROOT);
+    assertEquals(Attr.S_IFDIR | 0700, a.fs.getattr(d).mode(), "seen here at once");
+    fx.store.commit(new Txn().then(Op.delete(Keys.of("/etcfs/" + FsFixture.FS + "/locks/"
+        + d + "/a"))));
+    slow.delayMs = 0;
+    a.fs.statfs();
+    assertEquals(Attr.S_IFDIR | 0755, b.fs.getattr(d).mode(), "on b");
+    TwoNodesTest.eventually(() -> assertEquals(Attr.S_IFDIR | 0755, a.fs.getattr(d).mode(),
+        "here, once the change is known lost"));
   }
 
   /**
