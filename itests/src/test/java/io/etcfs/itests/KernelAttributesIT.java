@@ -105,6 +105,25 @@ class KernelAttributesIT {
   }
 
   /**
+   * The node lets the kernel keep 64 background requests (releases, read-ahead) in flight to it,
+   * not the kernel's 12: behind 12 slow releases the releases of many writers backed up for
+   * seconds (see Fuse3Session.MAX_BACKGROUND). The kernel shows what it took in the FUSE control
+   * filesystem, which is mounted here if the machine has not (systemd mounts it at boot).
+   */
+  @Test
+  void theKernelKeeps64BackgroundRequestsInFlight() throws Exception {
+    Path connections = Path.of("/sys/fs/fuse/connections");
+    if (!Files.readString(Path.of("/proc/self/mountinfo")).contains(" " + connections + " ")) {
+      Sh.run("mount", "-t", "fusectl", "fusectl", connections.toString()).ok();
+    }
+    String minor = deviceOf(n1).split(":")[1];
+    assertEquals("64", Files.readString(connections.resolve(minor).resolve("max_background"))
+        .trim(), "node1's connection");
+    assertEquals("48", Files.readString(connections.resolve(minor)
+        .resolve("congestion_threshold")).trim(), "node1's connection");
+  }
+
+  /**
    * The device number ("major:minor") of the mount at a path, from its root's st_dev (glibc's
    * major()/minor() encoding), as /sys/class/bdi names it.
    */

@@ -40,6 +40,7 @@ final class Mem {
   static final int CONN_CAPABLE = 20;
   static final int CONN_WANT = 24;
   static final int CONN_MAX_BACKGROUND = 28;
+  static final int CONN_CONGESTION_THRESHOLD = 32;
   static final int CONN_TIME_GRAN = 36;
 
   /** struct flock: short l_type, short l_whence, off_t l_start, off_t l_len, pid_t l_pid. */
