@@ -419,7 +419,7 @@ final class Delegations implements Lookups.Queued {
     }
     synchronized (d) {
       if (closed || d.released.containsKey(f.ino)
-          || d.queue.stream().noneMatch(q -> q.ino() == f.ino && q.created() != null)) {
+          || d.queue.stream().noneMatch(q -> q.ino() == f.ino && q.isCreate())) {
         return false;
       }
       d.released.put(f.ino, f);

@@ -665,11 +665,6 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
         List.of(Op.put(key, value(LockMode.EXCLUSIVE, clean ? CLEAN : ""), s.lease)));
   }
 
-  /** The value of this node's lock key that declares its exclusive holder clean. */
-  private byte[] cleanValue() {
-    return value(LockMode.EXCLUSIVE, CLEAN);
-  }
-
   /**
    * Records the created lock as held, as {@link #queueAndWait} records a grant. If the session
    * the key was put under is no longer this node's live session, the key went (or goes) with
@@ -685,7 +680,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     HeldLock lock = new HeldLock(inode, LockMode.EXCLUSIVE, revision, s.lease, revision);
     Held h = new Held(lock, s);
     h.clean = grant.ops().stream().anyMatch(
-        op -> op instanceof Op.Put p && java.util.Arrays.equals(p.value(), cleanValue()));
+        op -> op instanceof Op.Put p && java.util.Arrays.equals(p.value(), value(LockMode.EXCLUSIVE, CLEAN)));
     inodes.computeIfAbsent(inode, i -> new InodeState());
     LockTable.Request wanted;
     // Under the table's monitor: a request the watch shows from here on finds the lock held and
