@@ -23,6 +23,16 @@ final class Ctx {
   final int blockSize;
   final InodeNumbers inos;
   final Stats stats = new Stats();
+  /**
+   * Counts the moments when something this node answered from memory without committing it (a
+   * file's buffered size, times, owner and mode; a queued create or a directory's queued
+   * attributes) is committed or dropped: raised before the buffered value is cleared, after the
+   * committed one is readable. A reply that puts buffered values on top of committed ones reads
+   * it before and after and reads again if it moved, so it never pairs a committed value from
+   * before a commit with a buffered one cleared by it (see EtcFs#current).
+   */
+  final java.util.concurrent.atomic.AtomicLong settles =
+      new java.util.concurrent.atomic.AtomicLong();
   /** Last closes being committed here, which may free space a write waits for. */
   final Releasing releasing = new Releasing();
   /** The names inodes were last seen under here, for their paths in shell output. */

@@ -687,6 +687,15 @@ final class Delegations implements Lookups.Queued {
         done = batch.size();
       }
       List<Queued> finished = batch.subList(0, done);
+      // Committed (or lost): look-ups read these files' records from the cache from here on,
+      // which has the commit (read-your-writes). Only then is what their creates carried taken
+      // out of their buffers, after Ctx#settles moved (a stat meanwhile reads again).
+      for (Queued q : finished) {
+        if (q.isCreate()) {
+          createdInodes.remove(q.ino());
+        }
+      }
+      ctx.settles.incrementAndGet();
       for (Queued q : finished) {
         Flusher.Carried c = carried.get(q.ino());
         if (c != null) {
@@ -720,7 +729,6 @@ final class Delegations implements Lookups.Queued {
             locks.dropProvisional(q.ino());
             d.created.remove(q.name());
             d.released.remove(q.ino());
-            createdInodes.remove(q.ino());
             createdIn.remove(q.ino(), d);
           }
         }

@@ -193,24 +193,29 @@ public final class EtcFs implements Vfs, AutoCloseable {
   @Override
   public Attr resolve(String path, Caller caller) throws FsException {
     // each directory as a lookup's: another node's delegation of it commits its queue first
-    return Calls.run(ctx, "resolve " + path,
-        () -> current(lookups.resolve(path, locks::beforeAttributes)));
+    return Calls.run(ctx, "resolve " + path, () -> {
+      long since = ctx.settles.get();
+      return current(lookups.resolve(path, locks::beforeAttributes), since);
+    });
   }
 
   /**
    * The attributes as they are now anywhere: this node's buffered writes added, and a writer
    * elsewhere recalled first unless it declared itself clean (its buffered size and times
    * committed) — a stat or lseek(SEEK_END) on this node sees what another node's write() has
-   * returned.
+   * returned. {@code cached} was read after {@code since} ({@link Files#attributes}).
    */
-  private Attr current(Attr cached) throws FsException {
-    Attr a = locks.beforeAttributes(cached.ino()) ? lookups.getattr(cached.ino()) : cached;
-    return files.withBuffered(a);
+  private Attr current(Attr cached, long since) throws FsException {
+    return locks.beforeAttributes(cached.ino()) ? files.attributes(cached.ino())
+        : files.attributes(cached, since);
   }
 
   @Override
   public Attr getattr(long ino) throws FsException {
-    return Calls.run(ctx, "getattr " + ino, () -> current(lookups.getattr(ino)));
+    return Calls.run(ctx, "getattr " + ino, () -> {
+      long since = ctx.settles.get();
+      return current(lookups.getattr(ino), since);
+    });
   }
 
   @Override
@@ -219,7 +224,8 @@ public final class EtcFs implements Vfs, AutoCloseable {
     // rest of the jiffy even with an attribute timeout of 0).
     return Calls.run(ctx, "lookup " + name, () -> {
       locks.beforeAttributes(dir); // another node's delegation of it: its queue commits first
-      return current(lookups.lookup(dir, name));
+      long since = ctx.settles.get();
+      return current(lookups.lookup(dir, name), since);
     });
   }
 
@@ -319,7 +325,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
       boolean more = c.mode() != null || c.uid() != null || c.gid() != null
           || c.atimeNs() != null || c.mtimeNs() != null;
       if (!more) {
-        return files.withBuffered(lookups.getattr(ino));
+        return files.attributes(ino);
       }
       Attr buffered = files.setattrBuffered(ino, c, caller);
       if (buffered == null) {

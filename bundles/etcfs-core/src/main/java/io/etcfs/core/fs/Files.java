@@ -159,7 +159,7 @@ final class Files {
     } finally {
       f.lock.unlock();
     }
-    return withBuffered(lookups.getattr(ino));
+    return attributes(ino);
   }
 
   /** Commits what this node buffered for {@code ino}, if it has the file open. */
@@ -167,6 +167,31 @@ final class Files {
     FileData f = open.get(ino);
     if (f != null) {
       flush(f, false);
+    }
+  }
+
+  /** {@code ino}'s attributes as this node's callers must see them, read now. */
+  Attr attributes(long ino) throws FsException {
+    long since = ctx.settles.get();
+    return attributes(lookups.getattr(ino), since);
+  }
+
+  /**
+   * {@link #withBuffered} of {@code cached}, read after {@code since} ({@link Ctx#settles}),
+   * read again if something buffered here was committed meanwhile: a committed value from
+   * before that commit never goes out without the buffered one the commit cleared (a chown
+   * buffered at a queued create and committed around a stat once came back as the file's first
+   * owner, and the kernel refused its new owner a write).
+   */
+  Attr attributes(Attr cached, long since) throws FsException {
+    Attr a = cached;
+    while (true) {
+      Attr answer = withBuffered(a);
+      if (ctx.settles.get() == since) {
+        return answer;
+      }
+      since = ctx.settles.get();
+      a = lookups.getattr(a.ino());
     }
   }
 

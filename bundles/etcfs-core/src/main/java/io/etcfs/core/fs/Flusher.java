@@ -316,6 +316,7 @@ final class Flusher {
    */
   void drop(FileData f) {
     budget.give((long) f.dirty.size() * ctx.blockSize);
+    ctx.settles.incrementAndGet();
     f.dirty.clear();
     unwrite(f, 0, Long.MAX_VALUE);
     f.pendingEnd = -1;
@@ -390,6 +391,7 @@ final class Flusher {
     } else {
       ctx.tx.run(what, body);
     }
+    ctx.settles.incrementAndGet();
     if (f.pendingAttrs == pending) {
       f.pendingAttrs = null;
     }
@@ -552,6 +554,7 @@ final class Flusher {
       }
       i = end;
     }
+    ctx.settles.incrementAndGet();
     if (f.dirty.isEmpty() && f.written.isEmpty()) {
       f.pendingEnd = -1;
       f.pendingAttrs = null; // every batch carried them; the last one is in
