@@ -36,6 +36,13 @@ final class DirReader {
   /** A directory's entries in key order, or {@code null} entries if it has too many. */
   private record Listing(List<DirEntry> entries) {}
 
+  /**
+   * The most listings one listing's read-ahead reads further down, in the background (see {@link
+   * #readAhead}): a walk finds the next levels cached instead of paying a round trip at each
+   * directory that has subdirectories.
+   */
+  static final int DEEPER_DIRS = 8 * AHEAD_DIRS;
+
   /** How many directories {@link #listedAfter} remembers the listing order of. */
   static final int LISTED_KEPT = 4096;
 
@@ -49,9 +56,27 @@ final class DirReader {
   private final java.util.concurrent.atomic.AtomicLong listings =
       new java.util.concurrent.atomic.AtomicLong();
 
+  /**
+   * Reads listings further down a tree than a listing's own subdirectories, one walk at a time:
+   * a walk already running makes another's start redundant (its listings are being read), so
+   * one waiting is enough and later ones are dropped.
+   */
+  private final java.util.concurrent.ThreadPoolExecutor deeper =
+      new java.util.concurrent.ThreadPoolExecutor(1, 1, 0, java.util.concurrent.TimeUnit.SECONDS,
+          new java.util.concurrent.ArrayBlockingQueue<>(1), r -> {
+            Thread t = new Thread(r, "etcfs-listings-ahead");
+            t.setDaemon(true);
+            return t;
+          }, new java.util.concurrent.ThreadPoolExecutor.DiscardPolicy());
+
   DirReader(Ctx ctx, Lookups lookups) {
     this.ctx = ctx;
     this.lookups = lookups;
+  }
+
+  /** Stops reading ahead in the background. */
+  void close() {
+    deeper.shutdownNow();
   }
 
   DirPage readdir(long dir, long cookie, int max) throws FsException {
@@ -125,28 +150,69 @@ final class DirReader {
    * Caches the listings of the subdirectories in {@code entries} that are not cached, up to
    * {@link #AHEAD_DIRS}, read in one read-only transaction (all at one revision): a walk of a
    * tree ({@code find}, {@code git status}, {@code du}, {@code rm -rf}) lists them next, and each
-   * cost a round trip of its own. Each is kept as {@link #load} keeps one, unless its slot was
-   * dropped since before the read (an event under it: it is read again when listed), and its
-   * names are the metadata cache's too, complete (a look-up of a name it lacks, such as git's of
-   * every directory's .gitignore, needs no read). A hint: a failure reads nothing ahead.
+   * cost a round trip of its own. Then, in the background, the levels below them, breadth first,
+   * up to {@link #DEEPER_DIRS} listings: without that, each directory of the walk that has
+   * subdirectories paid this read-ahead's round trip when it was listed. Each listing is kept as
+   * {@link #load} keeps one, unless its slot was dropped since before the read (an event under
+   * it: it is read again when listed), and its names are the metadata cache's too, complete (a
+   * look-up of a name it lacks, such as git's of every directory's .gitignore, needs no read).
+   * A hint: a failure reads nothing ahead.
    */
   private void readAhead(List<DirEntry> entries) {
     if (!ctx.cache.isLive()) {
       return;
     }
     List<Long> dirs = new ArrayList<>();
-    for (DirEntry e : entries) {
-      if (e.type() == io.etcfs.spi.vfs.Attr.S_IFDIR
-          && ctx.cache.peekGroup(MetaCache.listingSlot(e.ino())) == null) {
-        dirs.add(e.ino());
-        if (dirs.size() == AHEAD_DIRS) {
-          break;
-        }
-      }
-    }
+    uncachedSubdirs(entries, dirs, AHEAD_DIRS);
     if (dirs.isEmpty()) {
       return;
     }
+    List<Long> read = readListings(dirs);
+    if (!read.isEmpty()) {
+      deeper.execute(() -> readBelow(read));
+    }
+  }
+
+  /** Adds to {@code out} the subdirectories in {@code entries} whose listing is not cached. */
+  private void uncachedSubdirs(List<DirEntry> entries, List<Long> out, int max) {
+    for (DirEntry e : entries) {
+      if (out.size() >= max) {
+        return;
+      }
+      if (e.type() == io.etcfs.spi.vfs.Attr.S_IFDIR
+          && ctx.cache.peekGroup(MetaCache.listingSlot(e.ino())) == null
+          && !out.contains(e.ino())) {
+        out.add(e.ino());
+      }
+    }
+  }
+
+  /** The background part of {@link #readAhead}: the levels below {@code read}. */
+  private void readBelow(List<Long> read) {
+    java.util.ArrayDeque<Long> listed = new java.util.ArrayDeque<>(read);
+    int budget = DEEPER_DIRS;
+    while (budget > 0 && !listed.isEmpty() && ctx.cache.isLive()
+        && !Thread.currentThread().isInterrupted()) {
+      List<Long> next = new ArrayList<>();
+      while (!listed.isEmpty() && next.size() < Math.min(AHEAD_DIRS, budget)) {
+        List<DirEntry> l = cachedListing(listed.poll());
+        if (l != null) {
+          uncachedSubdirs(l, next, Math.min(AHEAD_DIRS, budget));
+        }
+      }
+      if (next.isEmpty()) {
+        continue;
+      }
+      budget -= next.size();
+      listed.addAll(readListings(next));
+    }
+  }
+
+  /**
+   * Reads and caches the listings of {@code dirs} in one read-only transaction; returns those
+   * cached (a directory larger than {@link #AHEAD_ENTRIES} is left to be read when listed).
+   */
+  private List<Long> readListings(List<Long> dirs) {
     long[] epochs = new long[dirs.size()];
     long token = ctx.cache.scopeToken();
     io.etcfs.spi.meta.Txn read = new io.etcfs.spi.meta.Txn();
@@ -159,9 +225,10 @@ final class DirReader {
     io.etcfs.spi.meta.TxnResult r;
     try {
       r = ctx.store.commit(read);
-    } catch (io.etcfs.spi.meta.MetaStoreException e) {
-      return;
+    } catch (RuntimeException e) { // the store's failure (MetaStoreException), or it closed
+      return List.of();
     }
+    List<Long> cached = new ArrayList<>();
     for (int i = 0; i < dirs.size(); i++) {
       RangeResult one = r.ranges().get(i);
       if (one.more() || one.kvs().size() > AHEAD_ENTRIES) {
@@ -171,10 +238,12 @@ final class DirReader {
         ctx.cache.primeGroup(MetaCache.listingSlot(dirs.get(i)), listing(dirs.get(i), one),
             epochs[i]);
         ctx.cache.completeScope(ctx.keys.direntPrefix(dirs.get(i)), one, token);
+        cached.add(dirs.get(i));
       } catch (FsException e) {
         // an entry that does not decode: the directory is read when listed, and says so then
       }
     }
+    return cached;
   }
 
   private Listing listing(long dir, RangeResult r) throws FsException {

@@ -185,6 +185,11 @@ public final class EtcFs implements Vfs, AutoCloseable {
     ctx.tx.addGuardSource(source);
   }
 
+  /** Whether this node holds {@code dir}'s whole listing in its cache (tests). */
+  boolean listingCached(long dir) {
+    return dirs.cachedListing(dir) != null;
+  }
+
   /** Whether the cache watch runs (the cache is dark while it does not). */
   public boolean watching() {
     return watch.running();
@@ -450,6 +455,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public void close() {
+    dirs.close();
     delegations.close();
     posixLocks.close();
     watch.close();

@@ -382,6 +382,44 @@ class TwoNodesTest {
   }
 
   /**
+   * Below the subdirectories, the levels further down are read ahead in the background: a walk
+   * of a three-level tree another node wrote finds every listing cached once the top one is
+   * listed, where each directory with subdirectories cost a round trip before.
+   */
+  @Test
+  void listingADirectoryReadsTheLevelsBelowItInTheBackground() throws Throwable {
+    var top = a.fs.mkdir(Vfs.ROOT, "deep", 0755, ROOT);
+    List<Long> all = new ArrayList<>();
+    List<Long> leaves = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      long one = a.fs.mkdir(top.ino(), "a" + i, 0755, ROOT).ino();
+      all.add(one);
+      for (int j = 0; j < 4; j++) {
+        long two = a.fs.mkdir(one, "b" + j, 0755, ROOT).ino();
+        all.add(two);
+        for (int k = 0; k < 2; k++) {
+          long three = a.fs.mkdir(two, "c" + k, 0755, ROOT).ino();
+          all.add(three);
+          leaves.add(three);
+          a.fs.mknod(three, "f", 0644, 0, ROOT);
+        }
+      }
+    }
+    assertTrue(b.fs.cacheReached(fx.store.revision(), 10_000), "b's cache caught up");
+    assertEquals(4, countEntries(b.fs, top.ino()));
+    eventually(() -> {
+      for (long leaf : leaves) {
+        assertTrue(b.fs.listingCached(leaf), "the listing of " + leaf + " was read ahead");
+      }
+    });
+    long before = b.fs.stats().storeRanges();
+    for (long d : all) {
+      assertTrue(countEntries(b.fs, d) > 0);
+    }
+    assertEquals(0, b.fs.stats().storeRanges() - before, "the walk read nothing");
+  }
+
+  /**
    * Files f0… in {@code dir}, each written "file i" on node a and its lock given back at once
    * (published), except the one numbered {@code kept}; their inode numbers.
    */
