@@ -530,6 +530,32 @@ final class Delegations implements Lookups.Queued {
         && System.nanoTime() - d.grantedAt >= ACTIVATE_NANOS;
   }
 
+  /**
+   * Whether a directory made as {@code name} in {@code dir} may commit before what is queued
+   * there (its own transaction, at once), instead of after it ({@link #before}): it touches
+   * none of the queued names (the directory is delegated here, so no other node changes them,
+   * and the kernel holds the directory's lock, so no other call here does), the parent's queued
+   * creates and unlinks only put and delete their own entries, and the parent's link count that
+   * it raises is read under a compare by both. Not when an unlink of {@code name} is queued (the
+   * entry is still in etcd: the make must follow it), a create of it is (EEXIST comes from
+   * etcd), or the directory's own attribute changes are (an explicit mtime before the mkdir
+   * must not land after it). tar x makes a directory in one it is filling: this is one round
+   * trip of its two.
+   */
+  boolean mayMakeDirectoryBeside(long dir, String name) {
+    Dir d = dirs.get(dir);
+    if (d == null) {
+      return true; // nothing queued there
+    }
+    synchronized (d) {
+      if (d.idle()) {
+        return true;
+      }
+      return !d.dead && !d.gone.contains(name) && !d.created.containsKey(name)
+          && d.attrsQueued == 0 && d.attrs == null;
+    }
+  }
+
   /** Whether {@code name} in {@code dir} is unlinked here but not committed yet. */
   boolean isGone(long dir, String name) {
     Dir d = dirs.get(dir);

@@ -246,7 +246,11 @@ public final class EtcFs implements Vfs, AutoCloseable {
   @Override
   public Attr mkdir(long dir, String name, int mode, Caller caller) throws FsException {
     return Calls.run(ctx, "mkdir " + name, () -> {
-      delegations.before(dir);
+      if (delegations.mayMakeDirectoryBeside(dir, name)) {
+        locks.beforeAttributes(dir); // another node's delegation of it: its queue commits first
+      } else {
+        delegations.before(dir);
+      }
       Attr made = creates.mkdir(dir, name, mode, caller);
       delegations.madeDirectory(made.ino());
       return made;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.etcfs.core.fs.meta.NameHash;
 import io.etcfs.spi.meta.ForwardingMetaStore;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.Op;
@@ -45,6 +46,9 @@ class DelegationTest {
   final class Slow extends ForwardingMetaStore {
     volatile long delayMs;
     volatile int commits;
+    /** While set, commits from threads other than {@link #ungated} wait for it. */
+    volatile java.util.concurrent.CountDownLatch gate;
+    volatile Thread ungated;
 
     Slow() {
       super(fx.store);
@@ -53,6 +57,14 @@ class DelegationTest {
     @Override
     public TxnResult commit(Txn txn) {
       commits++;
+      java.util.concurrent.CountDownLatch g = gate;
+      if (g != null && Thread.currentThread() != ungated) {
+        try {
+          g.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       long ms = delayMs;
       if (ms > 0) {
         try {
@@ -347,6 +359,48 @@ class DelegationTest {
       assertEquals(want, new String(buf.array(), 0, n, java.nio.charset.StandardCharsets.UTF_8),
           "t" + i + " on b");
     }
+    assertEquals(0, a.fs.stats().lostCreates());
+  }
+
+  /**
+   * tar x makes a directory in one it is filling: the mkdir commits at once, beside the creates
+   * queued there, not after them (one round trip, not two), and everything ends up as if in
+   * order. A mkdir of a name whose unlink is queued still waits for it.
+   */
+  @Test
+  void aDirectoryMadeBesideQueuedCreatesCommitsAtOnce() throws Throwable {
+    delegateByCreates();
+    java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+    slow.ungated = Thread.currentThread();
+    slow.gate = gate; // the queue's commits wait; this thread's do not
+    try {
+      for (int i = 0; i < 5; i++) {
+        write(a, d, "q" + i, "queued " + i);
+      }
+      long sub = a.fs.mkdir(d, "sub", 0755, ROOT).ino();
+      assertTrue(fx.store.get(fx.keys.dirent(d, NameHash.of("sub"), "sub")).isPresent(),
+          "the mkdir committed");
+      assertTrue(fx.store.get(fx.keys.dirent(d, NameHash.of("q0"), "q0")).isEmpty(),
+          "while the creates before it are still queued");
+      write(a, sub, "inside", "in sub");
+    } finally {
+      gate.countDown();
+      slow.gate = null;
+    }
+    a.fs.statfs(); // waits for the queues
+    for (int i = 0; i < 5; i++) {
+      assertEquals("queued " + i, read(b, d, "q" + i), "q" + i + " on b");
+    }
+    long sub = b.fs.lookup(d, "sub", ROOT).ino();
+    assertEquals("in sub", read(b, sub, "inside"));
+    assertEquals(3, b.fs.getattr(d).nlink(), "d's link count counts sub");
+    // an unlink of the name queued: the mkdir follows it
+    write(a, d, "x", "file");
+    a.fs.statfs();
+    a.fs.unlink(d, "x", ROOT);
+    long x = a.fs.mkdir(d, "x", 0755, ROOT).ino();
+    assertEquals(Attr.S_IFDIR, b.fs.getattr(b.fs.lookup(d, "x", ROOT).ino()).mode() & Attr.S_IFMT);
+    assertEquals(x, b.fs.lookup(d, "x", ROOT).ino());
     assertEquals(0, a.fs.stats().lostCreates());
   }
 
