@@ -45,6 +45,22 @@ final class Files {
     this.budget = budget;
     this.attrs = attrs;
     this.locks = locks;
+    ctx.releasing.openOrphansFrom(this::openOrphans);
+  }
+
+  /** The files open here that have no name left: each goes, its blocks freed, at its last close. */
+  private java.util.Set<Long> openOrphans() {
+    java.util.Set<Long> orphans = new java.util.HashSet<>();
+    for (long ino : open.inodes()) {
+      try {
+        if (lookups.inode(ino).nlink() == 0) {
+          orphans.add(ino);
+        }
+      } catch (FsException e) {
+        // gone already (purged): nothing to wait for
+      }
+    }
+    return orphans;
   }
 
   DataPath data() {

@@ -27,6 +27,11 @@ final class OpenFiles {
     return f.opens == 1 && open.get(f.ino) == f;
   }
 
+  /** The inodes open here now. */
+  synchronized java.util.List<Long> inodes() {
+    return java.util.List.copyOf(open.keySet());
+  }
+
   synchronized boolean isOpen(long ino) {
     return open.containsKey(ino);
   }

@@ -3,6 +3,9 @@ package io.etcfs.core.fs;
 import io.etcfs.spi.alloc.NoSpaceException;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Logger;
 
 /**
  * Space promised to buffered writes, as ext4's delayed allocation does: a write reserves one
@@ -14,7 +17,11 @@ import io.etcfs.spi.vfs.FsException;
  * after a commit whose outcome is unknown (its blocks stay allocated, never freed twice).
  */
 final class Reservations {
+  private static final Logger LOG = Logger.getLogger(Reservations.class.getName());
+  /** A full device is logged once, not once per write: again after this long. */
+  private static final long QUIET_NANOS = TimeUnit.SECONDS.toNanos(10);
   private final Ctx ctx;
+  private final AtomicLong loggedAt = new AtomicLong();
 
   Reservations(Ctx ctx) {
     this.ctx = ctx;
@@ -28,21 +35,30 @@ final class Reservations {
     try {
       ctx.allocator().reserve(blocks);
     } catch (NoSpaceException e) {
+      long t0 = System.nanoTime();
       if (!ctx.releasing.awaitOthers(f.ino)) {
-        throw noSpace(f, blocks, e);
+        throw noSpace(f, blocks, e, "nothing was being freed");
       }
       try {
         ctx.allocator().reserve(blocks); // a release that freed space may have finished
       } catch (NoSpaceException again) {
-        throw noSpace(f, blocks, again);
+        throw noSpace(f, blocks, again, "still none after waiting "
+            + (System.nanoTime() - t0) / 1_000_000 + " ms for the files being freed here");
       }
     }
     f.reservedBlocks += blocks;
   }
 
-  private static FsException noSpace(FileData f, long blocks, NoSpaceException e) {
-    return new FsException(Errno.ENOSPC, "no space to buffer " + blocks + " blocks of inode "
-        + f.ino + ": " + e.getMessage());
+  /** The ENOSPC a write answers; the node's log says why, at most once in {@link #QUIET_NANOS}. */
+  private FsException noSpace(FileData f, long blocks, NoSpaceException e, String waited) {
+    String why = "no space to buffer " + blocks + " blocks of inode " + f.ino + ": "
+        + e.getMessage() + "; " + waited;
+    long now = System.nanoTime();
+    long last = loggedAt.get();
+    if ((last == 0 || now - last > QUIET_NANOS) && loggedAt.compareAndSet(last, now)) {
+      LOG.warning("a write answered ENOSPC: " + why);
+    }
+    return new FsException(Errno.ENOSPC, why);
   }
 
   /**

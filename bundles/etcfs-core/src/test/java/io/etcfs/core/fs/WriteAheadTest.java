@@ -227,6 +227,56 @@ class WriteAheadTest {
     f.release();
   }
 
+  /**
+   * The kernel sends a release after close(2) returned, so the rm that follows can reach the
+   * node first: the file, still open here, loses its name and goes at that release. A write
+   * that finds no space meanwhile waits for it; a file that a process keeps open after its
+   * unlink is waited for once, a bounded time, and later writes answer ENOSPC at once.
+   */
+  @Test
+  void aWriteThatFindsNoSpaceWaitsForTheCloseOfAFileUnlinkedWhileOpen() throws Exception {
+    start(0, SMALL);
+    OpenFile big = fs.create(Vfs.ROOT, "big", 0644, RDWR, ROOT);
+    write(big, 0, new byte[(int) (fx.allocator.freeBlocks() * 4096)]);
+    big.fsync(false);
+    fs.unlink(Vfs.ROOT, "big", ROOT); // before the release arrived: big is open, nameless
+    OpenFile f = fs.create(Vfs.ROOT, "next", 0644, RDWR, ROOT);
+    Thread writer = Thread.currentThread();
+    Thread release = new Thread(() -> {
+      try {
+        while (writer.getState() != Thread.State.TIMED_WAITING) {
+          Thread.onSpinWait();
+        }
+        big.release(); // the release arrives while the write waits
+      } catch (FsException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    release.start();
+    DataPathTest.write(f, 0, new byte[4096]);
+    release.join();
+    f.fsync(false);
+    assertEquals(4096, committedSize(f.ino()));
+
+    OpenFile kept = fs.create(Vfs.ROOT, "kept", 0644, RDWR, ROOT);
+    write(kept, 0, new byte[(int) (fx.allocator.freeBlocks() * 4096)]);
+    kept.fsync(false);
+    fs.unlink(Vfs.ROOT, "kept", ROOT); // and kept open, on purpose
+    long t0 = System.nanoTime();
+    assertEquals(Errno.ENOSPC, assertThrows(FsException.class,
+        () -> f.write(ByteBuffer.wrap(new byte[4096]), 4096)).errno());
+    long waitedMs = (System.nanoTime() - t0) / 1_000_000;
+    assertTrue(waitedMs >= Releasing.ORPHAN_WAIT_MILLIS, "waited " + waitedMs + " ms");
+    t0 = System.nanoTime();
+    assertEquals(Errno.ENOSPC, assertThrows(FsException.class,
+        () -> f.write(ByteBuffer.wrap(new byte[4096]), 4096)).errno());
+    waitedMs = (System.nanoTime() - t0) / 1_000_000;
+    assertTrue(waitedMs < Releasing.ORPHAN_WAIT_MILLIS, "waited again: " + waitedMs + " ms");
+    kept.release();
+    DataPathTest.write(f, 4096, new byte[4096]); // its space came back with its close
+    f.release();
+  }
+
   /** As the kernel sends a long write: in requests of at most 32 KiB. */
   static void write(OpenFile f, long off, byte[] data) throws FsException {
     for (int at = 0; at < data.length; at += 32 * 1024) {
