@@ -300,7 +300,8 @@ final class Flusher {
       return spent;
     } catch (NoSpaceException e) {
       abandon(f, a, pieces, spent);
-      throw new FsException(Errno.ENOSPC, "no space for inode " + f.ino + ": " + e.getMessage());
+      throw reservations.logged(new FsException(Errno.ENOSPC, "no space for inode " + f.ino
+          + " at its flush: " + e.getMessage()));
     } catch (IOException e) {
       abandon(f, a, pieces, spent);
       throw new FsException(Errno.EIO, "device write for inode " + f.ino + ": " + e, e);

@@ -49,16 +49,20 @@ final class Reservations {
     f.reservedBlocks += blocks;
   }
 
-  /** The ENOSPC a write answers; the node's log says why, at most once in {@link #QUIET_NANOS}. */
+  /** The ENOSPC a write answers, logged. */
   private FsException noSpace(FileData f, long blocks, NoSpaceException e, String waited) {
-    String why = "no space to buffer " + blocks + " blocks of inode " + f.ino + ": "
-        + e.getMessage() + "; " + waited;
+    return logged(new FsException(Errno.ENOSPC, "no space to buffer " + blocks
+        + " blocks of inode " + f.ino + ": " + e.getMessage() + "; " + waited));
+  }
+
+  /** Logs an ENOSPC answered here, at most once in {@link #QUIET_NANOS}; returns it. */
+  FsException logged(FsException noSpace) {
     long now = System.nanoTime();
     long last = loggedAt.get();
     if ((last == 0 || now - last > QUIET_NANOS) && loggedAt.compareAndSet(last, now)) {
-      LOG.warning("a write answered ENOSPC: " + why);
+      LOG.warning("answered ENOSPC: " + noSpace.getMessage());
     }
-    return new FsException(Errno.ENOSPC, why);
+    return noSpace;
   }
 
   /**
