@@ -88,6 +88,7 @@ final class DataPath {
   }
 
   private int readLocked(FileData f, ByteBuffer dst, long off) throws FsException {
+    landIfMet(f, off, dst.remaining());
     Extents.Snapshot s = extents.snapshot(f.ino);
     long size = Math.max(s.inode().size(), f.pendingEnd);
     if (off >= size || !dst.hasRemaining()) {
@@ -265,6 +266,7 @@ final class DataPath {
   }
 
   private Void punchLocked(FileData f, long off, long len) throws FsException {
+    flusher.land(f); // before any block is dropped: a failed write-out puts its blocks back
     long end = Math.min(off + len, size(f));
     if (off >= end) {
       return null;
@@ -388,7 +390,17 @@ final class DataPath {
     return count;
   }
 
+  /** Waits for {@code f}'s write-out in flight if it holds a block of [off, off + n). */
+  private void landIfMet(FileData f, long off, long n) {
+    Flusher.Landing l = f.landing;
+    long bs = ctx.blockSize;
+    if (l != null && n > 0 && l.overlaps(off / bs, (off + n - 1) / bs + 1)) {
+      flusher.land(f);
+    }
+  }
+
   private void copyIn(FileData f, ByteBuffer src, long at, int n) throws FsException {
+    landIfMet(f, at, n); // a block written in part reads what is on the device first
     int bs = ctx.blockSize;
     Extents.Snapshot s = null;
     for (long pos = at; pos < at + n; ) {

@@ -806,7 +806,7 @@ final class Delegations implements Lookups.Queued {
     released.forEach((ino, f) -> {
       f.lock.lock();
       try {
-        Flusher.Carried c = Flusher.carried(f);
+        Flusher.Carried c = flusher.carried(f);
         if (c != null) {
           out.put(ino, c);
         }

@@ -44,6 +44,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   private final Xattrs xattrs;
   private final Truncator truncator;
   private final Files files;
+  private final Flusher flusher;
   private final InodeLocks locks;
   private final PosixLocks posixLocks;
   /** The xattr that publishes a file: {@code setfattr -n user.etcfs.publish FILE}. */
@@ -84,6 +85,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     Purger purger = new Purger(ctx, extents);
     this.locks = new InodeLocks(ctx, lockService, open);
     Flusher flusher = new Flusher(ctx, extents, budget, locks);
+    this.flusher = flusher;
     locks.setFlusher(flusher);
     this.lookups = new Lookups(ctx);
     this.dirs = new DirReader(ctx, lookups);
@@ -459,6 +461,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
 
   @Override
   public void close() {
+    flusher.close();
     dirs.close();
     delegations.close();
     posixLocks.close();

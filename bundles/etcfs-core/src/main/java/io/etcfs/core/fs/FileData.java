@@ -32,6 +32,8 @@ final class FileData {
   volatile long writtenNs;
   /** chmod, chown, utimens buffered with the data ({@link PendingAttrs}), or null. */
   volatile PendingAttrs pendingAttrs;
+  /** The write-out whose device writes are in flight, or null ({@link Flusher#land}). */
+  Flusher.Landing landing;
   /** Device blocks the allocator promised this buffer ({@link Reservations}); under the lock. */
   long reservedBlocks;
   /** Open handles on this node (guarded by {@link OpenFiles}). */

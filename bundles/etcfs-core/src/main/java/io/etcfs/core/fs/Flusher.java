@@ -15,6 +15,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.logging.Logger;
 
 /**
@@ -59,6 +60,8 @@ final class Flusher {
    * reach it at once and so commit at every write-out, as they would without writing ahead.
    */
   static final int MAX_WRITTEN = 8 * MAX_EXTENTS;
+  /** Threads writing write-outs to the device: as many files stream at once. */
+  private static final int WRITERS = 4;
 
   /** The blocks of one run, written, and how many committed extents the run replaces. */
   private record Written(List<Piece> pieces, int overlapped) {}
@@ -75,6 +78,18 @@ final class Flusher {
    * meanwhile.
    */
   private final io.etcfs.core.fs.tx.GroupCommit releases;
+  /**
+   * The device writes of write-outs ({@link Landing}): a writer whose buffer filled goes on
+   * filling it while its last write-out is written, instead of waiting for the device.
+   */
+  private final java.util.concurrent.ExecutorService writers =
+      java.util.concurrent.Executors.newFixedThreadPool(WRITERS, r -> {
+        Thread t = new Thread(r, "etcfs-write-out");
+        t.setDaemon(true);
+        return t;
+      });
+  private final ThreadLocal<ByteBuffer> gatherBuffer =
+      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(0)); // grown to a piece
 
   Flusher(Ctx ctx, Extents extents, MemoryBudget budget, InodeLocks locks) {
     this.ctx = ctx;
@@ -83,6 +98,11 @@ final class Flusher {
     this.locks = locks;
     this.reservations = new Reservations(ctx);
     this.releases = new io.etcfs.core.fs.tx.GroupCommit(ctx.tx, () -> ctx.device.flush());
+  }
+
+  /** No more write-outs in the background: later ones are written by their caller. */
+  void close() {
+    writers.shutdown();
   }
 
   /** Commits everything buffered for {@code f}; the caller holds its lock. */
@@ -97,6 +117,7 @@ final class Flusher {
    * alone is not worth a close's time.
    */
   void flush(FileData f, boolean declareClean) throws FsException {
+    land(f);
     reservations.settle(f); // a truncate may have dropped buffered blocks
     if (!f.hasBuffered()) {
       return;
@@ -143,6 +164,7 @@ final class Flusher {
    * stay buffered.
    */
   void writeOut(FileData f) throws FsException {
+    land(f); // one write-out in flight per file: the buffer refills while the device writes
     reservations.settle(f);
     if (f.dirty.isEmpty()) {
       return;
@@ -157,9 +179,128 @@ final class Flusher {
       flush(f);
       return;
     }
+    Allocator a = ctx.allocator();
     List<Piece> pieces = new ArrayList<>();
-    writeRuns(f, ctx.allocator(), runs, map, pieces, new ArrayList<>());
-    keepWritten(f, pieces);
+    long spent = 0;
+    try {
+      for (List<Long> run : runs) {
+        spent += allocate(f, a, run, goal(f, map, pieces, run.get(0)), pieces);
+      }
+    } catch (NoSpaceException e) {
+      abandon(f, a, pieces, spent);
+      throw reservations.logged(new FsException(Errno.ENOSPC, "no space for inode " + f.ino
+          + " at its write-out: " + e.getMessage()));
+    } catch (RuntimeException e) {
+      abandon(f, a, pieces, spent);
+      throw e;
+    }
+    java.util.TreeMap<Long, byte[]> held = new java.util.TreeMap<>();
+    for (Piece p : pieces) {
+      for (long b = p.fileBlock(); b < p.fileEnd(); b++) {
+        held.put(b, f.dirty.remove(b));
+      }
+      f.written.put(p.fileBlock(), p);
+    }
+    Landing l = new Landing(List.copyOf(pieces), spent, held);
+    long bytes = (long) held.size() * ctx.blockSize;
+    try {
+      l.done = CompletableFuture.runAsync(() -> {
+        writeLanding(l);
+        budget.give(bytes); // the memory is free once the blocks are on the device
+      }, writers);
+    } catch (java.util.concurrent.RejectedExecutionException e) { // closed: written here
+      l.done = new CompletableFuture<>();
+      try {
+        writeLanding(l);
+        budget.give(bytes);
+        l.done.complete(null);
+      } catch (RuntimeException failed) {
+        l.done.completeExceptionally(failed);
+      }
+    }
+    f.landing = l;
+    ctx.stats.writtenAhead.add(held.size());
+  }
+
+  /**
+   * A write-out's device writes, in flight while its file's writer goes on (at most one per
+   * file): its pieces are in {@code FileData.written} already, allocated to this node and
+   * referenced by nothing committed; {@code held} keeps their data until they land. Whatever
+   * reads, commits, carries, drops or cuts written-ahead pieces calls {@link #land} first, under
+   * the file's lock, so no commit maps a block before its data is written (invariant 2) and no
+   * block goes back to the allocator while a write to it may still land (invariant 1).
+   */
+  static final class Landing {
+    final List<Piece> pieces;
+    final long spent;
+    final java.util.TreeMap<Long, byte[]> held;
+    volatile CompletableFuture<Void> done;
+
+    Landing(List<Piece> pieces, long spent, java.util.TreeMap<Long, byte[]> held) {
+      this.pieces = pieces;
+      this.spent = spent;
+      this.held = held;
+    }
+
+    /** Whether file blocks [{@code from}, {@code to}) meet a block of this write-out. */
+    boolean overlaps(long from, long to) {
+      var first = held.ceilingKey(from);
+      return first != null && first < to;
+    }
+  }
+
+  /** On a writer thread: each piece gathered into one buffer and written. */
+  private void writeLanding(Landing l) {
+    for (Piece p : l.pieces) {
+      int len = (int) p.dev().length() * ctx.blockSize;
+      ByteBuffer buf = gatherBuffer.get();
+      if (buf.capacity() < len) {
+        buf = ByteBuffer.allocateDirect(len);
+        gatherBuffer.set(buf);
+      }
+      buf.clear();
+      for (long b = p.fileBlock(); b < p.fileEnd(); b++) {
+        buf.put(l.held.get(b));
+      }
+      buf.flip();
+      try {
+        ctx.device.write(buf, p.dev().start() * ctx.blockSize);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+  }
+
+  /**
+   * Waits until {@code f}'s write-out in flight, if any, is on the device; under f's lock. If
+   * its device write failed, its data goes back into the buffer and its blocks back to the
+   * allocator (nothing references them), so the next flush writes it again and reports what
+   * fails then: nothing a write accepted is lost here.
+   */
+  void land(FileData f) {
+    Landing l = f.landing;
+    if (l == null) {
+      return;
+    }
+    f.landing = null;
+    if (!l.done.isDone()) {
+      ctx.stats.writeOutWaits.increment();
+    }
+    try {
+      l.done.join(); // not interruptible: no block may be let go while a write to it can land
+    } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+      for (Piece p : l.pieces) {
+        f.written.remove(p.fileBlock(), p);
+      }
+      f.dirty.putAll(l.held); // still counted in the budget: given back only once landed
+      try {
+        abandon(f, ctx.allocator(), l.pieces, l.spent);
+      } catch (FsException | RuntimeException ex) {
+        // no allocator bound: the next claim's rebuild finds these blocks unreferenced
+      }
+      LOG.warning("inode " + f.ino + ": writing " + l.held.size() + " blocks ahead of their"
+          + " commit failed (" + e.getCause() + "); they stay buffered for the next flush");
+    }
   }
 
   /** Written-ahead pieces replace their dirty blocks in memory. */
@@ -194,6 +335,7 @@ final class Flusher {
    * @return whether the whole buffer can be carried ({@link #carried})
    */
   boolean writeAheadForCreate(FileData f) throws FsException {
+    land(f);
     reservations.settle(f);
     if (f.overwritten) {
       return false;
@@ -211,7 +353,8 @@ final class Flusher {
   }
 
   /** {@code f}'s buffer as its create carries it, or null if it cannot; under f's lock. */
-  static Carried carried(FileData f) {
+  Carried carried(FileData f) {
+    land(f);
     if (!f.dirty.isEmpty() || f.overwritten || f.written.size() > MAX_CARRIED) {
       return null;
     }
@@ -316,6 +459,7 @@ final class Flusher {
    * last close could not commit it. The caller holds the file's lock.
    */
   void drop(FileData f) {
+    land(f); // invariant 1: its blocks go back to the allocator only once nothing can land
     budget.give((long) f.dirty.size() * ctx.blockSize);
     ctx.settles.incrementAndGet();
     f.dirty.clear();
@@ -332,6 +476,7 @@ final class Flusher {
    * references them (a truncate, a lost lock, a write that buffers a block again).
    */
   void unwrite(FileData f, long from, long to) {
+    land(f);
     Piece across = f.writtenAt(from);
     var hit = f.written.subMap(across != null ? across.fileBlock() : from, true, to, false);
     List<Piece> cut = List.copyOf(hit.values());
@@ -683,6 +828,18 @@ final class Flusher {
   /** Returns how much of the file's promise the allocation spent. */
   private long allocateAndWrite(FileData f, Allocator a, List<Long> run, long goal,
       List<Piece> pieces) throws NoSpaceException, IOException {
+    int from = pieces.size();
+    long spent = allocate(f, a, run, goal, pieces);
+    for (Piece p : pieces.subList(from, pieces.size())) {
+      ctx.device.write(gathered(f, p.fileBlock(), p.dev().length()),
+          p.dev().start() * ctx.blockSize);
+    }
+    return spent;
+  }
+
+  /** Allocates blocks for {@code run}, adding its pieces; returns the promise spent. */
+  private long allocate(FileData f, Allocator a, List<Long> run, long goal, List<Piece> pieces)
+      throws NoSpaceException {
     long spent = reservations.spend(f, run.size());
     List<Extent> got;
     try {
@@ -694,12 +851,12 @@ final class Flusher {
     if (got.stream().mapToLong(Extent::length).sum() != run.size()) {
       a.abandon(got, spent);
       f.reservedBlocks += spent;
-      throw new IOException("allocator returned " + got + " for " + run.size() + " blocks");
+      throw new IllegalStateException("allocator returned " + got + " for " + run.size()
+          + " blocks");
     }
     long fileBlock = run.get(0);
     for (Extent dev : got) {
       pieces.add(new Piece(fileBlock, dev));
-      ctx.device.write(gathered(f, fileBlock, dev.length()), dev.start() * ctx.blockSize);
       fileBlock += dev.length();
     }
     return spent;

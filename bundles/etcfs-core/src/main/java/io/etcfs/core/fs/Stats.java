@@ -81,6 +81,8 @@ public final class Stats {
   final LongAdder recalls = new LongAdder();
   /** Blocks written to the device ahead of their commit, at a full buffer (Flusher#writeOut). */
   final LongAdder writtenAhead = new LongAdder();
+  /** Times a caller waited for a write-out's device writes to land (Flusher#land). */
+  final LongAdder writeOutWaits = new LongAdder();
   /** Blocks written over their committed device blocks (Flusher, overwrites in place). */
   final LongAdder overwrittenInPlace = new LongAdder();
   /** This node's clean exclusive locks made shared in place (kept caches, no hand-over). */
@@ -139,6 +141,10 @@ public final class Stats {
 
   public long writtenAheadBlocks() {
     return writtenAhead.sum();
+  }
+
+  public long writeOutWaits() {
+    return writeOutWaits.sum();
   }
 
   public long overwrittenInPlaceBlocks() {

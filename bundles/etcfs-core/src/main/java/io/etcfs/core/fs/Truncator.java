@@ -77,6 +77,7 @@ final class Truncator {
   }
 
   private void truncateOpen(FileData f, long ino, long size) throws FsException {
+    flusher.land(f); // before any block is dropped: a failed write-out puts its blocks back
     dropBuffered(f, size);
     zeroWrittenTail(f, size);
     flusher.flush(f);

@@ -90,6 +90,7 @@ final class CoreCommands {
     totals.put("device_read_bytes", s.deviceReadBytes());
     totals.put("device_write_bytes", s.deviceWriteBytes());
     totals.put("written_ahead_blocks", s.writtenAheadBlocks());
+    totals.put("write_out_waits", s.writeOutWaits());
     totals.put("overwritten_in_place_blocks", s.overwrittenInPlaceBlocks());
     totals.put("delegations_taken", s.delegations());
     totals.put("queued_unlinks", s.queuedUnlinks());
@@ -116,9 +117,10 @@ final class CoreCommands {
         + String.format("recalls served    %,d (and %,d locks made shared in place)%n",
             s.recalls(), s.downgrades())
         + String.format("device            %,d bytes read, %,d bytes written"
-            + " (%,d blocks ahead of their commit, %,d over their committed blocks)%n",
+            + " (%,d blocks ahead of their commit, %,d waits for them to land, %,d over their"
+            + " committed blocks)%n",
             s.deviceReadBytes(), s.deviceWriteBytes(), s.writtenAheadBlocks(),
-            s.overwrittenInPlaceBlocks())
+            s.writeOutWaits(), s.overwrittenInPlaceBlocks())
         + String.format("delegations       %,d directories taken; %,d unlinks, %,d creates and"
             + " %,d directory attribute changes queued, in %,d commits (%,d and %,d lost);"
             + " %,d creates carried their data%n", s.delegations(), s.queuedUnlinks(),

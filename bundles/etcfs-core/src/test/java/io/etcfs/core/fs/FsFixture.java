@@ -21,7 +21,7 @@ final class FsFixture implements AutoCloseable {
 
   final MemoryMetaStore store = new MemoryMetaStore();
   final FsKeys keys = new FsKeys(FS);
-  final FileBlockDevice device;
+  final TestDevice device;
   final BitmapAllocator allocator;
   final LocalLockService.Table locks = new LocalLockService.Table();
 
@@ -30,7 +30,7 @@ final class FsFixture implements AutoCloseable {
     long size = Formatter.DATA_START + Math.max(ARENA, dataBytes);
     new Formatter(store, m -> { }).format(
         new Formatter.Options(image, size, FS, false, Math.max(ARENA, dataBytes)));
-    device = FileBlockDevice.open(image);
+    device = new TestDevice(FileBlockDevice.open(image));
     allocator = new BitmapAllocator(FS, Formatter.DATA_START / 4096, size / 4096);
   }
 

@@ -172,6 +172,84 @@ class WriteAheadTest {
     assertEquals(0, fx.allocator.promised());
   }
 
+  /**
+   * A write-out's device writes run beside the writer: its next writes are taken while the
+   * device is still busy; a read of a block in flight, the fsync and a lost lock each wait for
+   * them to land — the last before any of their blocks goes back to the allocator (invariant 1).
+   */
+  @Test
+  void aWriterGoesOnWhileItsWriteOutLandsAndWhatNeedsItWaits() throws Exception {
+    start(0, SMALL);
+    OpenFile f = fs.create(Vfs.ROOT, "busy", 0644, RDWR, ROOT);
+    byte[] data = DataPathTest.bytes(40 * 4096, 5);
+    fx.device.hold();
+    write(f, 0, Arrays.copyOf(data, 20 * 4096)); // 16 blocks fill the share: a write-out
+    awaitTrue(() -> fx.device.waiting.get() == 1, "the write-out's device write is held");
+    write(f, 20 * 4096, Arrays.copyOfRange(data, 20 * 4096, 30 * 4096)); // taken meanwhile
+    assertEquals(1, fx.device.waiting.get());
+
+    Thread reader = new Thread(() -> {
+      try {
+        assertArrayEquals(Arrays.copyOf(data, 4096), DataPathTest.read(f, 0, 4096));
+      } catch (FsException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    reader.start();
+    awaitTrue(() -> reader.getState() == Thread.State.WAITING, "the read waits for the write");
+    fx.device.release();
+    reader.join();
+    write(f, 30 * 4096, Arrays.copyOfRange(data, 30 * 4096, data.length));
+    f.fsync(false);
+    assertEquals(data.length, committedSize(f.ino()));
+    assertArrayEquals(data, DataPathTest.read(f, 0, data.length));
+
+    fx.device.hold();
+    write(f, data.length, new byte[20 * 4096]);
+    awaitTrue(() -> fx.device.waiting.get() == 1, "a second write-out is held");
+    long used = fx.allocator.usedBlocks();
+    fx.store.commit(new Txn().then(Op.delete(Keys.of("/etcfs/" + FsFixture.FS + "/locks/"
+        + f.ino() + "/n1")))); // the lock is lost while the write is in flight
+    Thread fsync = new Thread(() -> assertThrows(FsException.class, () -> f.fsync(false)));
+    fsync.start();
+    awaitTrue(() -> fsync.getState() == Thread.State.WAITING, "the drop waits for the write");
+    assertEquals(used, fx.allocator.usedBlocks(), "no block given back while a write may land");
+    fx.device.release();
+    fsync.join();
+    assertThrows(FsException.class, f::release);
+    assertEquals(40, fx.allocator.usedBlocks(), "the written-ahead blocks came back after it");
+  }
+
+  /**
+   * A write-out the device refused loses nothing the writes accepted: its blocks go back into
+   * the buffer and its device blocks to the allocator, and the fsync writes them again.
+   */
+  @Test
+  void aWriteOutTheDeviceRefusedIsWrittenAgainByTheFsync() throws Exception {
+    start(0, SMALL);
+    OpenFile f = fs.create(Vfs.ROOT, "again", 0644, RDWR, ROOT);
+    byte[] data = DataPathTest.bytes(1 << 20, 6);
+    fx.device.failWrites.set(1);
+    write(f, 0, data);
+    f.fsync(false);
+    assertEquals(0, fx.device.failWrites.get(), "a write-out was refused");
+    assertEquals(data.length, committedSize(f.ino()));
+    assertArrayEquals(data, DataPathTest.read(f, 0, data.length));
+    assertEquals(256, fx.allocator.usedBlocks(), "the refused write-out's blocks came back");
+    f.release();
+  }
+
+  private static void awaitTrue(java.util.function.BooleanSupplier ok, String what)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!ok.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("not within 30 s: " + what);
+      }
+      Thread.sleep(5);
+    }
+  }
+
   /** Issue 12's rule holds ahead too: the write that cannot be stored fails, nothing is lost. */
   @Test
   void noSpaceFailsTheWriteAndKeepsEverythingAccepted() throws Exception {
