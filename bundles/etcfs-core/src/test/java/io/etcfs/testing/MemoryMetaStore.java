@@ -192,6 +192,13 @@ public final class MemoryMetaStore implements MetaStore, AutoCloseable {
     }
   }
 
+  /** Ends every running watch with an error of {@code kind}, as a lost connection does. */
+  public void failWatches(Kind kind) {
+    synchronized (lock) {
+      watches.failAll(new MetaStoreException(kind, "memory store ended its watches (test)"));
+    }
+  }
+
   @Override
   public String describe() {
     return "memory store";

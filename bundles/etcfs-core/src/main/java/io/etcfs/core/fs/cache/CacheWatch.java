@@ -16,9 +16,15 @@ import java.util.logging.Logger;
 /**
  * The one watch on the filesystem prefix that keeps {@link MetaCache} coherent with every other
  * node. On a watch failure (compaction, cancel, lost connection) the cache goes dark (serves
- * nothing, stores nothing) until a new watch runs, then starts empty: a new watch from a revision
- * read just before it plus an empty cache is a fresh read of everything, so no event can have
- * been missed.
+ * nothing, stores nothing) until a new watch runs, then starts empty: an empty cache plus a
+ * watch covering every change after a revision read just before it is a fresh read of
+ * everything, so the cache misses nothing.
+ *
+ * <p>The listener (the kernel's caches, through {@code KernelNotices}) misses nothing either:
+ * the new watch resumes right after the last event applied, so the changes made while no watch
+ * ran are delivered too — the cache ignores those older than its fresh start, the kernel drops
+ * what they make stale. Only when etcd has compacted that history away does the new watch start
+ * at the fresh revision; that gap is logged, and the kernel's timeouts bound it.
  */
 public final class CacheWatch implements WatchListener, AutoCloseable {
   private static final Logger LOG = Logger.getLogger(CacheWatch.class.getName());
@@ -30,6 +36,10 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
   private volatile Watch watch;
   private volatile boolean closed;
   private long backoffMs = 50;
+  /** The newest revision whose events were all applied and told; 0 before the first watch. */
+  private volatile long applied;
+  /** The history after {@link #applied} may be gone: the next watch starts afresh. */
+  private volatile boolean compacted;
   private volatile java.util.function.Consumer<List<WatchEvent>> listener = e -> { };
 
   public CacheWatch(MetaStore store, FsKeys keys, MetaCache cache) {
@@ -62,9 +72,21 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
       // on is known to be covered by it.
       byte[] record = keys.record();
       long now = store.range(record, Keys.after(record), 1).revision();
-      watch = store.watch(keys.prefix(), now + 1, this);
+      long from = applied > 0 && !compacted ? Math.min(applied, now) + 1 : now + 1;
+      if (applied > 0 && compacted) {
+        LOG.warning("cache watch starts afresh at revision " + (now + 1) + ": etcd compacted the"
+            + " changes after revision " + applied + ", so the kernel is not told of those made"
+            + " while no watch ran (its entry and attribute timeouts bound them)");
+      }
+      compacted = false;
+      applied = from - 1;
+      watch = store.watch(keys.prefix(), from, this);
       cache.goLive(now);
       backoffMs = 50;
+      if (from <= now) {
+        LOG.info("cache watch resumed at revision " + from + ": the changes made while no"
+            + " watch ran are told to the kernel's caches");
+      }
     } catch (MetaStoreException e) {
       LOG.warning("cache watch not running, metadata uncached: " + e.getMessage());
       backoffMs = Math.min(backoffMs * 2, 2000);
@@ -87,6 +109,10 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
     cache.apply(events, this::invalidateGroups);
     primeNewInodes(events);
     listener.accept(events);
+    long last = events.get(events.size() - 1).kv().modRevision();
+    if (last > applied) {
+      applied = last; // a revision's events come whole, in one response
+    }
   }
 
   /**
@@ -107,7 +133,8 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
       if (rel.charAt(0) == 'x') {
         withXattrs.add(ino);
       } else if (rel.charAt(0) == 'i' && e.type() == WatchEvent.Type.PUT
-          && e.kv().createRevision() == e.kv().modRevision()) {
+          && e.kv().createRevision() == e.kv().modRevision()
+          && e.kv().modRevision() > cache.liveFrom()) { // not one replayed from before the start
         fresh.add(ino);
       }
     }
@@ -145,6 +172,9 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
 
   @Override
   public void onError(MetaStoreException error) {
+    if (error.kind() == MetaStoreException.Kind.COMPACTED) {
+      compacted = true;
+    }
     LOG.warning("cache watch ended (" + error.getMessage() + "): dropping all cached metadata");
     cache.goDark();
     if (!closed) {

@@ -90,6 +90,8 @@ public final class MetaCache implements KvSource {
       new java.util.concurrent.atomic.AtomicLong();
 
   private volatile boolean live;
+  /** The revision the cache last started (empty) at: older events change nothing in it. */
+  private volatile long liveFrom;
 
   /**
    * @param mirrored which keys an event inserts even when they are not cached: the ones the
@@ -257,7 +259,9 @@ public final class MetaCache implements KvSource {
       int stripe = stripe(k.hashCode());
       eventRevs.accumulateAndGet(stripe, rev, Math::max);
       Optional<KeyValue> v = e.type() == WatchEvent.Type.PUT ? Optional.of(kv) : Optional.empty();
-      boolean insert = mirrored.test(k);
+      // Events up to the fresh start (a resumed watch replays them for the kernel's sake) are
+      // older than everything cached since: they change nothing here.
+      boolean insert = mirrored.test(k) && rev > liveFrom;
       keys.compute(k, (kk, old) -> old == null ? (insert && live ? new Entry(v, rev) : null)
           : old.asOf < rev ? new Entry(v, rev) : old);
       forGroups.accept(k);
@@ -464,6 +468,11 @@ public final class MetaCache implements KvSource {
     return live;
   }
 
+  /** The revision the cache last started at, empty: events up to it change nothing in it. */
+  long liveFrom() {
+    return liveFrom;
+  }
+
   /** The revision up to which the watch has applied every change. */
   public long watchRevision() {
     return watchRevision;
@@ -484,6 +493,7 @@ public final class MetaCache implements KvSource {
   /** Serves again, empty, with a watch that delivers every change after {@code revision}. */
   void goLive(long revision) {
     invalidateAll();
+    liveFrom = revision;
     advance(revision);
     live = true;
   }

@@ -186,6 +186,65 @@ class MetaCacheTest {
     assertFalse(cache.awaitRevision(Long.MAX_VALUE, 10_000), "a dark cache never says caught up");
   }
 
+  /**
+   * A watch that ends (a lost connection) resumes right after the last event it applied: what
+   * changed while no watch ran reaches the listener (the kernel's caches) too, and the cache,
+   * started empty, serves only what is current.
+   */
+  @Test
+  void aWatchResumesAfterItsLastEventSoTheListenerMissesNothing() throws Exception {
+    java.util.List<io.etcfs.spi.meta.WatchEvent> told = endWatchWhileDown();
+    byte[] k = keys.inode(11);
+    long gap = put(k, "two");
+    long gone = delete(keys.inode(12));
+    store.down = false;
+    awaitTrue(watch::running, "the watch runs again");
+    awaitTrue(() -> told.stream().anyMatch(e -> e.kv().modRevision() == gone),
+        "the changes made while no watch ran were told");
+    assertTrue(told.stream().anyMatch(e -> e.kv().modRevision() == gap));
+    assertEquals("two", value(cache.get(k)));
+    awaitApplied(put(k, "three"));
+    assertEquals("three", value(cache.get(k)));
+  }
+
+  /** History compacted away: the new watch starts afresh, and the cache is still exact. */
+  @Test
+  void aWatchWhoseHistoryWasCompactedStartsAfresh() throws Exception {
+    java.util.List<io.etcfs.spi.meta.WatchEvent> told = endWatchWhileDown();
+    byte[] k = keys.inode(13);
+    long gap = put(k, "two");
+    memory.compact(put(keys.inode(14), "later"));
+    store.down = false; // the resumed watch fails (compacted), the next one starts afresh
+    long three = put(k, "three");
+    awaitTrue(() -> cache.awaitRevision(three, 50), "a watch reached " + three);
+    assertEquals("three", value(cache.get(k)));
+    assertFalse(told.stream().anyMatch(e -> e.kv().modRevision() == gap), "compacted: not told");
+  }
+
+  /**
+   * Ends the watch as a lost connection does, with etcd out of reach so that no new watch can
+   * start until the test sets {@code store.down} false; returns what the listener is told.
+   */
+  private java.util.List<io.etcfs.spi.meta.WatchEvent> endWatchWhileDown() throws Exception {
+    java.util.List<io.etcfs.spi.meta.WatchEvent> told =
+        new java.util.concurrent.CopyOnWriteArrayList<>();
+    watch.setListener(told::addAll);
+    awaitApplied(put(keys.inode(99), "before"));
+    store.down = true;
+    memory.failWatches(io.etcfs.spi.meta.MetaStoreException.Kind.UNAVAILABLE);
+    awaitTrue(() -> !watch.running(), "the cache went dark");
+    return told;
+  }
+
+  private static void awaitTrue(java.util.function.BooleanSupplier ok, String what)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!ok.getAsBoolean()) {
+      assertTrue(System.nanoTime() < deadline, "not within 20 s: " + what);
+      Thread.sleep(5);
+    }
+  }
+
   private void awaitApplied(long revision) {
     assertTrue(cache.awaitRevision(revision, 10_000), "the watch reached " + revision);
   }
@@ -210,6 +269,8 @@ class MetaCacheTest {
   private static final class Counting extends ForwardingMetaStore {
     final AtomicInteger reads = new AtomicInteger();
     volatile Runnable afterRange;
+    /** Every range read fails, as with etcd out of reach. */
+    volatile boolean down;
 
     Counting(MetaStore delegate) {
       super(delegate);
@@ -223,6 +284,10 @@ class MetaCacheTest {
 
     @Override
     public RangeResult range(byte[] from, byte[] to, int limit) {
+      if (down) {
+        throw new io.etcfs.spi.meta.MetaStoreException(
+            io.etcfs.spi.meta.MetaStoreException.Kind.UNAVAILABLE, "test: store down", null);
+      }
       RangeResult r = delegate.range(from, to, limit);
       if (!new String(from, StandardCharsets.UTF_8).equals("/etcfs/t/fs")) {
         reads.incrementAndGet();
