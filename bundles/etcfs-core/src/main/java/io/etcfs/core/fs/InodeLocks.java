@@ -229,8 +229,10 @@ final class InodeLocks implements RecallHandler {
    * else can ask for the lock of a file no other node can see (a look-up in the directory
    * recalls the delegation, which commits the create, lock key included, first). Writes and
    * buffered attribute changes go on under it; whatever commits under it ({@link #guards}) or
-   * lets it go waits for the create first. Its fencing token is 0: the kernel caches nothing
-   * under it (see {@link #cacheGrant}).
+   * lets it go waits for the create first. Its fencing token is 0: the kernel caches no page
+   * under it (see {@link #cacheGrant}); it may keep the file's attributes, which change only
+   * here until the create commits ({@link #attributesCacheable}), and are dropped if it is
+   * dropped unadopted.
    */
   HeldLock provisional(long ino) throws FsException {
     LockService s = service();
@@ -257,6 +259,7 @@ final class InodeLocks implements RecallHandler {
     if (lock != null && provisional(lock)) {
       current.remove(ino, lock);
       attributesEpoch.incrementAndGet();
+      ctx.notices.lockGoing(ino, false); // kept under it; nothing of its pages was
     }
     provisionals.remove(ino);
   }
@@ -819,6 +822,12 @@ final class InodeLocks implements RecallHandler {
   boolean attributesCacheable(long ino) {
     if (cacheGrant(ino) != 0) {
       return true;
+    }
+    HeldLock held = current.get(ino);
+    if (held != null && provisional(held)) {
+      // The create is queued here: no other node knows the file, so its attributes change only
+      // through this node's kernel; adopted with the commit, or dropped with them (above).
+      return !going.contains(held);
     }
     LockService s = attached;
     if (s == null || !backendTells || current.containsKey(ino)) {

@@ -562,6 +562,51 @@ class DelegationTest {
   }
 
   /**
+   * Until its queued create commits no other node knows a file, so its attributes change only
+   * here: the kernel may keep them (a stat right after a create is the kernel's), though no page
+   * is kept under the provisional lock. Adopted with the commit, they stay keepable; dropped
+   * unadopted (the create lost), the kernel is told to drop them.
+   */
+  @Test
+  void aQueuedCreatesAttributesMayBeKeptAndAreDroppedIfItIsLost() throws Throwable {
+    java.util.List<Long> dropped = new java.util.concurrent.CopyOnWriteArrayList<>();
+    a.fs.setKernelCache(new io.etcfs.spi.vfs.KernelCache() {
+      @Override
+      public void entryChanged(long dir, String name) {}
+
+      @Override
+      public void inodeChanged(long ino) {}
+
+      @Override
+      public void lockGoing(long ino, boolean writeBack) {
+        dropped.add(ino);
+      }
+    });
+    delegateByCreates();
+    slow.gate = new java.util.concurrent.CountDownLatch(1); // the queue cannot commit yet
+    OpenFile kept = a.fs.create(d, "kept", 0644, 2, ROOT);
+    assertTrue(a.fs.attributesCacheable(kept.ino()), "queued: only a knows the file");
+    assertEquals(0, a.fs.cacheGrant(kept.ino()), "no page is kept under a provisional lock");
+    kept.release();
+    slow.gate.countDown();
+    slow.gate = null;
+    a.fs.statfs(); // settles the queue
+    assertTrue(a.fs.attributesCacheable(kept.ino()), "adopted with its create");
+    assertTrue(a.fs.cacheGrant(kept.ino()) != 0);
+
+    slow.delayMs = 200; // the create is still queued when the directory's lock goes
+    OpenFile lost = a.fs.create(d, "lost", 0644, 2, ROOT);
+    assertTrue(a.fs.attributesCacheable(lost.ino()));
+    fx.store.commit(new Txn().then(Op.delete(Keys.of("/etcfs/" + FsFixture.FS + "/locks/"
+        + d + "/a"))));
+    slow.delayMs = 0;
+    a.fs.statfs();
+    assertEquals(1, a.fs.stats().lostCreates());
+    assertTrue(dropped.contains(lost.ino()), "the kernel drops what it kept: " + dropped);
+    assertTrue(!a.fs.attributesCacheable(lost.ino()), "gone: nothing to keep");
+  }
+
+  /**
    * A create that carries its file's data and cannot commit (the directory's lock lost): the
    * file is gone with its data, and the blocks its data was written to are free again.
    */
