@@ -41,21 +41,24 @@ public final class Fuse3Frontend {
         + "node holds the inode's lock; false opens every file with direct_io.")
     boolean pageCache() default true;
 
+    // The timeouts only bound an invalidation the kernel was not sent: every change is told as
+    // it happens (docs/ARCHITECTURE.md, "Kernel caches"), and since the metadata watch resumes
+    // gap-free the one left is a restart after etcd compacted the history it needed.
     @AttributeDefinition(description = "Seconds the kernel may keep a file's attributes while "
         + "this node holds its lock, or nobody writes it elsewhere (they are dropped before the"
         + " lock goes, or as a writer elsewhere comes).")
-    double attrTimeoutSeconds() default 1;
+    double attrTimeoutSeconds() default 60;
 
     @AttributeDefinition(description = "Seconds the kernel may keep a directory's attributes "
         + "(dropped when the metadata watch shows another node's change).")
-    double dirAttrTimeoutSeconds() default 1;
+    double dirAttrTimeoutSeconds() default 60;
 
     @AttributeDefinition(description = "Seconds the kernel may keep a name (dropped when the "
         + "metadata watch shows another node's change).")
-    double entryTimeoutSeconds() default 1;
+    double entryTimeoutSeconds() default 60;
 
     @AttributeDefinition(description = "Seconds the kernel may keep an absent name (likewise).")
-    double negativeTimeoutSeconds() default 1;
+    double negativeTimeoutSeconds() default 60;
 
     @AttributeDefinition(description = "List directories with attributes (readdirplus).")
     boolean readdirplus() default true;
