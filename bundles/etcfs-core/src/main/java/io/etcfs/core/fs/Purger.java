@@ -37,13 +37,18 @@ final class Purger {
     this.extents = extents;
   }
 
-  /** Deletes the inode in {@code tx} if its blocks fit in one transaction. */
+  /**
+   * Deletes the inode in {@code tx} if its blocks fit in one transaction: the unlink of its last
+   * name. It has no orphan key (one is written only when the last name goes while the file is
+   * open, and a file with no name cannot be linked again), so none is deleted: an unlink batch
+   * spends one operation less per file.
+   */
   boolean removeNow(MetaTx tx, long ino) throws FsException {
     ExtentChunks chunks = extents.read(tx, ino);
     if (chunks.extents().size() > STEP_EXTENTS) {
       return false;
     }
-    return deleteAll(tx, ino, chunks);
+    return deleteAll(tx, ino, chunks, false);
   }
 
   /**
@@ -51,7 +56,8 @@ final class Purger {
    * them fit (their number is not the number of extents: the allocator may record one extent
    * of the map in several pieces).
    */
-  private boolean deleteAll(MetaTx tx, long ino, ExtentChunks chunks) throws FsException {
+  private boolean deleteAll(MetaTx tx, long ino, ExtentChunks chunks, boolean orphan)
+      throws FsException {
     List<Extent> released = chunks.extents().stream().map(FileExtent::device).toList();
     List<io.etcfs.spi.meta.Op> ops = released.isEmpty() ? List.of()
         : ctx.allocator().commitOps(ino, List.of(), released);
@@ -61,7 +67,9 @@ final class Purger {
     tx.delete(ctx.keys.inode(ino));
     tx.deletePrefix(ctx.keys.extentPrefix(ino));
     tx.deletePrefix(ctx.keys.xattrPrefix(ino));
-    tx.delete(ctx.keys.orphan(ino));
+    if (orphan) {
+      tx.delete(ctx.keys.orphan(ino));
+    }
     extents.record(tx, List.of(), released, ops);
     return true;
   }
@@ -96,7 +104,7 @@ final class Purger {
       return true;
     }
     ExtentChunks chunks = extents.read(tx, ino);
-    if (chunks.extents().size() <= STEP_EXTENTS && deleteAll(tx, ino, chunks)) {
+    if (chunks.extents().size() <= STEP_EXTENTS && deleteAll(tx, ino, chunks, true)) {
       return true;
     }
     List<FileExtent> all = chunks.extents();

@@ -49,6 +49,8 @@ class DelegationTest {
     /** While set, commits from threads other than {@link #ungated} wait for it. */
     volatile java.util.concurrent.CountDownLatch gate;
     volatile Thread ungated;
+    /** Every transaction committed through a, in order. */
+    final java.util.List<Txn> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     Slow() {
       super(fx.store);
@@ -57,6 +59,7 @@ class DelegationTest {
     @Override
     public TxnResult commit(Txn txn) {
       commits++;
+      seen.add(txn);
       java.util.concurrent.CountDownLatch g = gate;
       if (g != null && Thread.currentThread() != ungated) {
         try {
@@ -235,6 +238,29 @@ class DelegationTest {
     assertEquals(1, queuedUnlinks());
     a.fs.statfs(); // counts what queued unlinks free
     assertEquals(used - 256, fx.allocator.usedBlocks());
+  }
+
+  /**
+   * An unlink of a file's last name spends nothing on an orphan key, which only a file unlinked
+   * while open has: more unlinks fit one transaction.
+   */
+  @Test
+  void anUnlinkBatchTouchesNoOrphanKey() throws Throwable {
+    delegate(40);
+    int from = slow.seen.size();
+    for (int i = Delegations.TAKE_AFTER; i < 40; i++) {
+      a.fs.unlink(d, "f" + i, ROOT);
+    }
+    a.fs.statfs();
+    assertEquals(0, entriesInStore());
+    String orphans = new String(fx.keys.orphans(), java.nio.charset.StandardCharsets.UTF_8);
+    for (Txn t : slow.seen.subList(from, slow.seen.size())) {
+      for (Op op : t.onSuccess()) {
+        String key = op instanceof Op.Delete del ? new String(del.key(),
+            java.nio.charset.StandardCharsets.UTF_8) : "";
+        assertTrue(!key.startsWith(orphans), "an orphan key deleted: " + key);
+      }
+    }
   }
 
   /** Invariant 4 for names: a node that lost the directory's lock commits none of its queue. */
