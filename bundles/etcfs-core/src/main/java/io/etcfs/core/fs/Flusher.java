@@ -181,19 +181,7 @@ final class Flusher {
     }
     Allocator a = ctx.allocator();
     List<Piece> pieces = new ArrayList<>();
-    long spent = 0;
-    try {
-      for (List<Long> run : runs) {
-        spent += allocate(f, a, run, goal(f, map, pieces, run.get(0)), pieces);
-      }
-    } catch (NoSpaceException e) {
-      abandon(f, a, pieces, spent);
-      throw reservations.logged(new FsException(Errno.ENOSPC, "no space for inode " + f.ino
-          + " at its write-out: " + e.getMessage()));
-    } catch (RuntimeException e) {
-      abandon(f, a, pieces, spent);
-      throw e;
-    }
+    long spent = allocateRuns(f, a, runs, map, pieces, new ArrayList<>(), "write-out");
     java.util.TreeMap<Long, byte[]> held = new java.util.TreeMap<>();
     for (Piece p : pieces) {
       for (long b = p.fileBlock(); b < p.fileEnd(); b++) {
@@ -203,16 +191,16 @@ final class Flusher {
     }
     Landing l = new Landing(List.copyOf(pieces), spent, held);
     long bytes = (long) held.size() * ctx.blockSize;
+    Runnable write = () -> {
+      writeLanding(l);
+      budget.give(bytes); // the memory is free once the blocks are on the device
+    };
     try {
-      l.done = CompletableFuture.runAsync(() -> {
-        writeLanding(l);
-        budget.give(bytes); // the memory is free once the blocks are on the device
-      }, writers);
+      l.done = CompletableFuture.runAsync(write, writers);
     } catch (java.util.concurrent.RejectedExecutionException e) { // closed: written here
       l.done = new CompletableFuture<>();
       try {
-        writeLanding(l);
-        budget.give(bytes);
+        write.run();
         l.done.complete(null);
       } catch (RuntimeException failed) {
         l.done.completeExceptionally(failed);
@@ -432,11 +420,37 @@ final class Flusher {
    */
   private long writeRuns(FileData f, Allocator a, List<List<Long>> runs, List<FileExtent> map,
       List<Piece> pieces, List<Written> units) throws FsException {
+    long spent = allocateRuns(f, a, runs, map, pieces, units, "flush");
+    try {
+      for (Piece p : pieces) {
+        ctx.device.write(gathered(f, p.fileBlock(), p.dev().length()),
+            p.dev().start() * ctx.blockSize);
+      }
+      return spent;
+    } catch (IOException e) {
+      abandon(f, a, pieces, spent);
+      throw new FsException(Errno.EIO, "device write for inode " + f.ino + ": " + e, e);
+    } catch (RuntimeException e) {
+      abandon(f, a, pieces, spent);
+      throw e;
+    }
+  }
+
+  /**
+   * Allocates fresh blocks for every run of dirty blocks, adding them to {@code pieces} and, one
+   * unit per run, to {@code units}; on a failure gives back what it took. {@code when} names the
+   * step in an ENOSPC message.
+   *
+   * @return how much of the file's promise the allocations spent
+   */
+  private long allocateRuns(FileData f, Allocator a, List<List<Long>> runs,
+      List<FileExtent> map, List<Piece> pieces, List<Written> units, String when)
+      throws FsException {
     long spent = 0;
     try {
       for (List<Long> run : runs) {
         int from = pieces.size();
-        spent += allocateAndWrite(f, a, run, goal(f, map, pieces, run.get(0)), pieces);
+        spent += allocate(f, a, run, goal(f, map, pieces, run.get(0)), pieces);
         units.add(new Written(List.copyOf(pieces.subList(from, pieces.size())),
             overlapped(map, run.get(0), run.get(run.size() - 1) + 1)));
       }
@@ -444,10 +458,7 @@ final class Flusher {
     } catch (NoSpaceException e) {
       abandon(f, a, pieces, spent);
       throw reservations.logged(new FsException(Errno.ENOSPC, "no space for inode " + f.ino
-          + " at its flush: " + e.getMessage()));
-    } catch (IOException e) {
-      abandon(f, a, pieces, spent);
-      throw new FsException(Errno.EIO, "device write for inode " + f.ino + ": " + e, e);
+          + " at its " + when + ": " + e.getMessage()));
     } catch (RuntimeException e) {
       abandon(f, a, pieces, spent);
       throw e;
@@ -823,18 +834,6 @@ final class Flusher {
     }
     FileExtent e = map.get(before);
     return e.deviceBlock() + Math.min(e.length(), block - e.fileBlock());
-  }
-
-  /** Returns how much of the file's promise the allocation spent. */
-  private long allocateAndWrite(FileData f, Allocator a, List<Long> run, long goal,
-      List<Piece> pieces) throws NoSpaceException, IOException {
-    int from = pieces.size();
-    long spent = allocate(f, a, run, goal, pieces);
-    for (Piece p : pieces.subList(from, pieces.size())) {
-      ctx.device.write(gathered(f, p.fileBlock(), p.dev().length()),
-          p.dev().start() * ctx.blockSize);
-    }
-    return spent;
   }
 
   /** Allocates blocks for {@code run}, adding its pieces; returns the promise spent. */
