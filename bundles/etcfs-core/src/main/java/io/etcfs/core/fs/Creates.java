@@ -78,11 +78,17 @@ final class Creates {
     Names.checkNew(name);
     long ino = ctx.inos.next();
     long xattrsEpoch = ctx.cache.groupEpoch(MetaCache.xattrsSlot(ino));
+    boolean isDir = (mode & Attr.S_IFMT) == Attr.S_IFDIR;
     CreateGrant[] grant = new CreateGrant[1];
     Attr created;
     try {
       created = ctx.tx.run("create " + name + " in " + dir, tx -> {
         Attr a = createIn(tx, dir, name, ino, mode, rdev, target, caller, xattrsEpoch);
+        if (isDir) { // empty: the first look-up in it (tar x, mkdir -p) needs no read
+          long token = ctx.cache.scopeToken();
+          tx.afterCommitAt(revision -> ctx.cache.primeNew(ctx.keys.direntPrefix(ino),
+              java.util.List.of(ctx.keys.dirTimes(ino)), revision, token));
+        }
         grant[0] = lock ? locks.grantOnCreate(tx, ino) : null;
         return a;
       });

@@ -87,6 +87,28 @@ class TwoNodesTest {
     }
   }
 
+  /**
+   * A directory a node makes is known empty from its create on: the look-ups in it before its
+   * first files (tar x, mkdir -p) read nothing; what is made in it afterwards, there or on
+   * another node, is found all the same.
+   */
+  @Test
+  void aNewDirectorysFirstLookUpsReadNothingAndLaterCreatesShow() throws Throwable {
+    var d = a.fs.mkdir(Vfs.ROOT, "fresh", 0755, ROOT);
+    long reads = a.fs.stats().storeRanges() + a.fs.stats().storeGets();
+    assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> a.fs.lookup(d.ino(), "x", ROOT)).errno());
+    assertEquals(2, a.fs.getattr(d.ino()).nlink());
+    assertEquals(reads, a.fs.stats().storeRanges() + a.fs.stats().storeGets(),
+        "reads for the look-ups in a new directory");
+    var mine = a.fs.mknod(d.ino(), "x", 0644, 0, ROOT);
+    assertEquals(mine.ino(), a.fs.lookup(d.ino(), "x", ROOT).ino());
+    eventually(() -> assertEquals(d.ino(), b.fs.lookup(Vfs.ROOT, "fresh", ROOT).ino()));
+    var theirs = b.fs.mknod(d.ino(), "y", 0644, 0, ROOT);
+    eventually(() -> assertEquals(theirs.ino(), a.fs.lookup(d.ino(), "y", ROOT).ino()));
+    assertEquals(2, countEntries(a.fs, d.ino()));
+  }
+
   @Test
   void eachSeesTheOthersNamespaceChanges() throws Throwable {
     assertThrows(FsException.class, () -> b.fs.lookup(Vfs.ROOT, "d", ROOT)); // cached: absent

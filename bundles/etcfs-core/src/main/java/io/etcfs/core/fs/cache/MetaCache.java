@@ -214,6 +214,30 @@ public final class MetaCache implements KvSource {
     }
   }
 
+  /**
+   * What a committed transaction made new, known without a read: {@code scope} (a new
+   * directory's entries) complete, and each of {@code absent} (its other mirrored keys the
+   * transaction did not write, such as its times) absent as of {@code revision} — unless a drop
+   * raced since {@code token} ({@link #scopeToken}, taken before the transaction). Only for keys
+   * that no revision before {@code revision} can have held (a new inode's): no event older than
+   * the commit can concern them, and every later one inserts them (they are mirrored), so there
+   * is nothing for the watch to catch up with first, unlike {@link #completeScope}.
+   */
+  public void primeNew(byte[] scope, List<byte[]> absent, long revision, long token) {
+    synchronized (scopes) {
+      if (drops != token || !live) {
+        return;
+      }
+      for (byte[] key : absent) {
+        String k = str(key);
+        if (mirrored.test(k)) {
+          keys.putIfAbsent(k, new Entry(Optional.empty(), revision));
+        }
+      }
+      complete.add(str(scope));
+    }
+  }
+
   @Override
   public RangeResult range(byte[] from, byte[] to, int limit) {
     return store.range(from, to, limit);
