@@ -183,13 +183,28 @@ final class Delegations implements Lookups.Queued {
 
   /**
    * An unlink ({@code ino} is the victim), a create ({@code created} is the new file's record,
-   * answered already) or the directory's own attribute change ({@code attrs}: all of them queued
-   * up to this one; {@code ino} is the directory, {@code name} null) queued in a directory.
+   * answered already; {@code also} the names linked to it since, in the same directory) or the
+   * directory's own attribute change ({@code attrs}: all of them queued up to this one; {@code
+   * ino} is the directory, {@code name} null) queued in a directory.
    */
   private record Queued(String name, long ino, Caller caller, Inode created, PendingAttrs attrs,
-      long at) {
+      long at, List<String> also) {
     Queued(String name, long ino, Caller caller, Inode created) {
-      this(name, ino, caller, created, null, System.nanoTime());
+      this(name, ino, caller, created, null, System.nanoTime(), List.of());
+    }
+
+    /** Every name a queued create makes. */
+    List<String> names() {
+      List<String> all = new ArrayList<>(also.size() + 1);
+      all.add(name);
+      all.addAll(also);
+      return all;
+    }
+
+    /** This create making {@code names} (the first one first), with record {@code now}. */
+    Queued named(List<String> names, Inode now) {
+      return new Queued(names.get(0), ino, caller, now, attrs, at,
+          List.copyOf(names.subList(1, names.size())));
     }
 
     boolean isUnlink() {
@@ -232,8 +247,20 @@ final class Delegations implements Lookups.Queued {
       if (d.gone.contains(name)) {
         throw new FsException(Errno.ENOENT, "no '" + name + "' in " + dir);
       }
-      if (d.created.containsKey(name)) {
-        return false; // its create first (one transaction cannot write a key twice)
+      Inode made = d.created.get(name);
+      if (made != null) {
+        // one of two names of a file whose create is still queued (git's temporary object
+        // after its link): the create makes one name fewer; else its create first (one
+        // transaction cannot write a key twice)
+        Queued q = queuedCreate(d, made.ino());
+        if (q == null || q.also().isEmpty()) {
+          return false;
+        }
+        Names.checkSticky(lookups.inode(dir), lookups.inode(made.ino()), caller);
+        List<String> names = q.names();
+        names.remove(name);
+        renamed(d, q, names, null, name);
+        return true;
       }
       Optional<Codec.Dirent> e = lookups.entry(dir, name);
       if (e.isEmpty()) {
@@ -313,6 +340,101 @@ final class Delegations implements Lookups.Queued {
   }
 
   /**
+   * Answers a hard link of {@code ino}, whose create is queued in {@code dir} and not yet in a
+   * commit, to the free name {@code name} in that same directory: the create then makes both
+   * names, in one transaction. git writes each object as a temporary file, links it to its name
+   * and unlinks the temporary ({@link #queueUnlink} takes the name back off the create): no
+   * round trip for either. Null if the caller must link the synchronous way (after the create).
+   */
+  Attr queueLink(long ino, long dir, String name) throws FsException {
+    Dir d = createdIn.get(ino);
+    if (d == null || d.ino != dir) {
+      return null;
+    }
+    Names.checkNew(name);
+    synchronized (d) {
+      Queued q = freeFor(d, name) ? queuedCreate(d, ino) : null;
+      if (q == null) {
+        return null;
+      }
+      List<String> names = q.names();
+      names.add(name);
+      return renamed(d, q, names, name, null).toAttr(ctx.blockSize);
+    }
+  }
+
+  /**
+   * Answers a rename of {@code from} in {@code dir} to the free name {@code to} in the same
+   * directory if {@code from} names a file whose create is queued there and not yet in a commit:
+   * the create makes the new name instead. False if the caller must rename the synchronous way.
+   */
+  boolean queueRename(long dir, String from, String to, Caller caller) throws FsException {
+    Dir d = dirs.get(dir);
+    if (d == null || from.equals(to)) {
+      return false;
+    }
+    Names.checkNew(to);
+    synchronized (d) {
+      Inode made = d.created.get(from);
+      Queued q = made != null && freeFor(d, to) ? queuedCreate(d, made.ino()) : null;
+      if (q == null) {
+        return false;
+      }
+      Names.checkSticky(lookups.inode(dir), lookups.inode(made.ino()), caller);
+      List<String> names = q.names();
+      names.set(names.indexOf(from), to);
+      renamed(d, q, names, to, from);
+      return true;
+    }
+  }
+
+  /**
+   * Whether a name may be added to a queued create in {@code d}: delegated here, free in this
+   * node's view, and not unlinked in the queue (the create comes before that unlink there);
+   * under d.
+   */
+  private boolean freeFor(Dir d, String name) throws FsException {
+    return !closed && delegated(d) && !d.gone.contains(name) && !d.created.containsKey(name)
+        && lookups.entry(d.ino, name).isEmpty();
+  }
+
+  /** The create of {@code ino} still in {@code d}'s queue (not in a commit), or null; under d. */
+  private static Queued queuedCreate(Dir d, long ino) {
+    for (Queued q : d.queue) {
+      if (q.ino() == ino && q.isCreate()) {
+        return q;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Replaces queued create {@code q} by one that makes {@code names}: its link count follows,
+   * its change time and the directory's modification time move on; {@code added} and {@code
+   * removed} (either may be null) are the names that changed. Under d.
+   */
+  private Inode renamed(Dir d, Queued q, List<String> names, String added, String removed) {
+    Inode now = q.created().withNlink(names.size()).withCtime(Ctx.now());
+    Queued changed = q.named(names, now);
+    List<Queued> all = new ArrayList<>(d.queue);
+    all.set(all.indexOf(q), changed);
+    d.queue.clear();
+    d.queue.addAll(all);
+    createdInodes.put(q.ino(), now);
+    if (removed != null) {
+      d.created.remove(removed);
+    }
+    for (String n : names) {
+      d.created.put(n, now);
+    }
+    ctx.names.remember(q.ino(), d.ino, added != null ? added : names.get(0));
+    ctx.stats.queuedLinks.increment();
+    entryChanged(d);
+    queued(d);
+    return now;
+  }
+
+  /**
    * Answers a chmod, chown or utimens of directory {@code dir} itself from its queue if this node
    * holds its delegation; null if the caller must commit it at once. Checked against this node's
    * view (EPERM as the synchronous way would say), seen here at once ({@link #pending}), and
@@ -336,7 +458,7 @@ final class Delegations implements Lookups.Queued {
       Inode done = AttrChanges.changed(view, c, caller, Ctx.now());
       d.attrs = PendingAttrs.after(done, c, d.attrs);
       d.attrsQueued++;
-      d.queue.add(new Queued(null, dir, caller, null, d.attrs, System.nanoTime()));
+      d.queue.add(new Queued(null, dir, caller, null, d.attrs, System.nanoTime(), List.of()));
       ctx.stats.queuedSetattrs.increment();
       queued(d);
       return done.toAttr(ctx.blockSize);
@@ -753,7 +875,7 @@ final class Delegations implements Lookups.Queued {
           } else {
             // adopted with the commit (the real lock replaced it), else the next use asks
             locks.dropProvisional(q.ino());
-            d.created.remove(q.name());
+            q.names().forEach(d.created::remove);
             d.released.remove(q.ino());
             createdIn.remove(q.ino(), d);
           }
@@ -917,14 +1039,17 @@ final class Delegations implements Lookups.Queued {
   private void createIn(io.etcfs.core.fs.tx.MetaTx tx, Dir d, Queued q, Flusher.Carried carried,
       List<CreateGrant> grants) throws FsException {
     long ino = q.ino();
-    Optional<KeyValue> there = tx.get(ctx.keys.dirent(d.ino, NameHash.of(q.name()), q.name()));
-    if (there.isPresent()) {
-      if (Records.dirent(there.get()).ino() != ino) {
-        LOG.warning("directory " + d.ino + ": queued create of '" + q.name() + "' dropped:"
-            + " another file took the name; what was written to inode " + ino + " is lost");
-        ctx.stats.lostCreates.increment();
+    for (String name : q.names()) {
+      Optional<KeyValue> there = tx.get(ctx.keys.dirent(d.ino, NameHash.of(name), name));
+      if (there.isPresent()) {
+        if (Records.dirent(there.get()).ino() != ino) {
+          LOG.warning("directory " + d.ino + ": queued create of " + q.names() + " dropped:"
+              + " another file took '" + name + "'; what was written to inode " + ino
+              + " is lost");
+          ctx.stats.lostCreates.increment();
+        }
+        return; // else committed by an attempt whose outcome was unknown
       }
-      return;
     }
     long xattrs = ctx.cache.groupEpoch(MetaCache.xattrsSlot(ino));
     if (carried == null) {
@@ -932,6 +1057,10 @@ final class Delegations implements Lookups.Queued {
     } else {
       creates.putNew(tx, d.ino, q.name(), Flusher.withCarried(q.created(), carried), xattrs,
           flusher.carry(tx, ino, carried));
+    }
+    for (String name : q.also()) { // linked to it while queued
+      tx.put(ctx.keys.dirent(d.ino, NameHash.of(name), name),
+          Codec.dirent(new Codec.Dirent(ino, q.created().type())));
     }
     // everything the file holds commits here: its lock may be declared clean from the start
     CreateGrant grant = locks.grantOnCreate(tx, ino, carried != null);

@@ -270,6 +270,11 @@ public final class EtcFs implements Vfs, AutoCloseable {
   @Override
   public Attr link(long ino, long dir, String name, Caller caller) throws FsException {
     return Calls.run(ctx, "link " + name, () -> {
+      long since = ctx.settles.get();
+      Attr queued = delegations.queueLink(ino, dir, name);
+      if (queued != null) {
+        return files.attributes(queued, since); // the queued create makes this name too
+      }
       delegations.awaitCreated(ino);
       delegations.before(dir);
       return creates.link(ino, dir, name, caller);
@@ -301,6 +306,9 @@ public final class EtcFs implements Vfs, AutoCloseable {
   public void rename(long fromDir, String from, long toDir, String to, Caller caller)
       throws FsException {
     Calls.run(ctx, "rename " + from, () -> {
+      if (fromDir == toDir && delegations.queueRename(fromDir, from, to, caller)) {
+        return; // the queued create makes the new name instead
+      }
       delegations.before(fromDir);
       if (toDir != fromDir) {
         delegations.before(toDir);

@@ -97,6 +97,8 @@ public final class Stats {
   final LongAdder queuedCommits = new LongAdder();
   /** A delegated directory's own chmod/chown/utimens answered from its queue. */
   final LongAdder queuedSetattrs = new LongAdder();
+  /** Links, renames and unlinks of a queued create's names, answered by amending it. */
+  final LongAdder queuedLinks = new LongAdder();
   /** Queued creates that committed their file's data too (its last close came first). */
   final LongAdder carriedCreates = new LongAdder();
   /** Queued unlinks that could not be committed (their delegation lost): the names stayed. */
@@ -177,6 +179,10 @@ public final class Stats {
 
   public long queuedSetattrs() {
     return queuedSetattrs.sum();
+  }
+
+  public long queuedLinks() {
+    return queuedLinks.sum();
   }
 
   public long carriedCreates() {

@@ -96,6 +96,7 @@ final class CoreCommands {
     totals.put("queued_unlinks", s.queuedUnlinks());
     totals.put("queued_creates", s.queuedCreates());
     totals.put("queued_setattrs", s.queuedSetattrs());
+    totals.put("queued_name_changes", s.queuedLinks());
     totals.put("queued_commits", s.queuedCommits());
     totals.put("creates_with_data", s.carriedCreates());
     totals.put("lost_unlinks", s.lostUnlinks());
@@ -123,9 +124,10 @@ final class CoreCommands {
             s.writeOutWaits(), s.overwrittenInPlaceBlocks())
         + String.format("delegations       %,d directories taken; %,d unlinks, %,d creates and"
             + " %,d directory attribute changes queued, in %,d commits (%,d and %,d lost);"
-            + " %,d creates carried their data%n", s.delegations(), s.queuedUnlinks(),
+            + " %,d creates carried their data, %,d were linked, renamed or unlinked while"
+            + " queued%n", s.delegations(), s.queuedUnlinks(),
             s.queuedCreates(), s.queuedSetattrs(), s.queuedCommits(), s.lostUnlinks(),
-            s.lostCreates(), s.carriedCreates())
+            s.lostCreates(), s.carriedCreates(), s.queuedLinks())
         + "latency percentiles are the upper edge of a power-of-two bucket (within 2x)";
   }
 

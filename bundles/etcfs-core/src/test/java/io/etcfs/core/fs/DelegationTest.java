@@ -716,6 +716,68 @@ class DelegationTest {
     assertThrows(FsException.class, f::release, "the close says its data was not committed");
   }
 
+  /**
+   * git's way of writing an object — a temporary file created, written and closed, linked to
+   * the object's name, the temporary unlinked — and mv of a new file within its directory: while
+   * the file's create is queued, each amends it, with no transaction of its own, and the create
+   * makes the final names only.
+   */
+  @Test
+  void linksRenamesAndUnlinksOfAQueuedCreateAmendIt() throws Throwable {
+    delegateByCreates();
+    java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+    slow.ungated = Thread.currentThread();
+    long links0 = a.fs.stats().queuedLinks();
+    int before = slow.commits;
+    slow.gate = gate; // the queue's commits wait; this thread's would not
+    long tmp;
+    try {
+      write(a, d, "pilot", "in flight");
+      // once the pilot's commit waits at the gate, what follows stays queued behind it
+      TwoNodesTest.eventually(() -> assertTrue(slow.commits > before, "the pilot's commit"));
+      int held = slow.commits;
+      write(a, d, "tmp_obj", "object");
+      tmp = a.fs.lookup(d, "tmp_obj", ROOT).ino();
+      Attr linked = a.fs.link(tmp, d, "ab12", ROOT);
+      assertEquals(2, linked.nlink());
+      assertEquals(6, linked.size(), "the buffered size");
+      assertEquals(tmp, a.fs.lookup(d, "ab12", ROOT).ino());
+      a.fs.unlink(d, "tmp_obj", ROOT);
+      assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+          () -> a.fs.lookup(d, "tmp_obj", ROOT)).errno());
+      assertEquals(1, a.fs.getattr(tmp).nlink());
+      write(a, d, "new.txt", "renamed");
+      a.fs.rename(d, "new.txt", d, "final.txt", ROOT);
+      assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+          () -> a.fs.lookup(d, "new.txt", ROOT)).errno());
+      assertEquals(a.fs.lookup(d, "final.txt", ROOT).ino(), a.fs.getattr(
+          a.fs.lookup(d, "final.txt", ROOT).ino()).ino());
+      assertEquals(held, slow.commits, "no transaction of their own");
+      assertEquals(3, a.fs.stats().queuedLinks() - links0);
+    } finally {
+      gate.countDown();
+      slow.gate = null;
+    }
+    a.fs.statfs(); // waits for the queue
+    assertEquals("renamed", read(a, d, "final.txt"));
+    assertEquals("object", read(b, d, "ab12"));
+    assertEquals(1, b.fs.getattr(tmp).nlink());
+    assertEquals("renamed", read(b, d, "final.txt"));
+    for (String gone : new String[] {"tmp_obj", "new.txt"}) {
+      assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+          () -> b.fs.lookup(d, gone, ROOT)).errno(), gone + " on b");
+    }
+    assertTrue(fx.store.get(fx.keys.dirent(d, NameHash.of("tmp_obj"), "tmp_obj")).isEmpty());
+    assertEquals(0, a.fs.stats().lostCreates());
+    // a name taken: the synchronous way answers EEXIST, and both files stay as they were
+    write(a, d, "other", "other");
+    long other = a.fs.lookup(d, "other", ROOT).ino();
+    assertEquals(Errno.EEXIST, assertThrows(FsException.class,
+        () -> a.fs.link(other, d, "ab12", ROOT)).errno());
+    assertEquals("object", read(b, d, "ab12"));
+    assertEquals(1, b.fs.getattr(other).nlink());
+  }
+
   /** An unlink of a name whose create is queued waits for it: both commit, in order. */
   @Test
   void anUnlinkOfAQueuedCreateCommitsTheCreateFirst() throws Throwable {
