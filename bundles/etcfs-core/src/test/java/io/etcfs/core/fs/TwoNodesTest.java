@@ -301,6 +301,12 @@ class TwoNodesTest {
     long beyond = order.get(ReadAhead.BATCH + 2).ino();
     eventually(() -> assertTrue(b.lockService.holds(beyond),
         "the lock of the file after the first batch was asked for ahead"));
+    // and registered by the core, which follows the grant once its cache has reached it
+    eventually(() -> {
+      for (int i = ReadAhead.BATCH; i < ReadAhead.BATCH + 8; i++) {
+        assertTrue(b.fs.activeInodes().contains(order.get(i).ino()), "file " + i + " held");
+      }
+    });
     int before = b.lockService.requests();
     for (int i = ReadAhead.BATCH / 2 + 1; i < ReadAhead.BATCH + 8; i++) {
       read(b, b.fs.lookup(d.ino(), order.get(i).name(), ROOT).ino());
@@ -347,7 +353,10 @@ class TwoNodesTest {
       }
     }
     int requests = b.lockService.requests() - before;
-    assertTrue(requests <= 2 * dirs * each / ReadAhead.BATCH,
+    // one or two per batch of 64 (the next batch asked for half-way through), and now and then
+    // a reader's own when it reaches a file between its lock's grant and the core registering
+    // it; without the read-ahead finding the files' directories, 990
+    assertTrue(requests <= 4 * dirs * each / ReadAhead.BATCH,
         dirs * each + " files read in " + requests + " lock requests");
   }
 
