@@ -78,17 +78,11 @@ final class Creates {
     Names.checkNew(name);
     long ino = ctx.inos.next();
     long xattrsEpoch = ctx.cache.groupEpoch(MetaCache.xattrsSlot(ino));
-    boolean isDir = (mode & Attr.S_IFMT) == Attr.S_IFDIR;
     CreateGrant[] grant = new CreateGrant[1];
     Attr created;
     try {
       created = ctx.tx.run("create " + name + " in " + dir, tx -> {
         Attr a = createIn(tx, dir, name, ino, mode, rdev, target, caller, xattrsEpoch);
-        if (isDir) { // empty: the first look-up in it (tar x, mkdir -p) needs no read
-          long token = ctx.cache.scopeToken();
-          tx.afterCommitAt(revision -> ctx.cache.primeNew(ctx.keys.direntPrefix(ino),
-              java.util.List.of(ctx.keys.dirTimes(ino)), revision, token));
-        }
         grant[0] = lock ? locks.grantOnCreate(tx, ino) : null;
         return a;
       });
@@ -110,6 +104,10 @@ final class Creates {
     putNew(tx, dir, name, child, xattrsEpoch);
     if (isDir) {
       tx.put(ctx.keys.inode(dir), Codec.inode(parent.withNlink(parent.nlink() + 1)));
+      // empty: the first look-up in it (tar x, mkdir -p) needs no read
+      long token = ctx.cache.scopeToken();
+      tx.afterCommitAt(revision -> ctx.cache.primeNew(ctx.keys.direntPrefix(ino),
+          java.util.List.of(ctx.keys.dirTimes(ino)), revision, token));
     }
     return child.toAttr(ctx.blockSize);
   }

@@ -259,7 +259,7 @@ final class Delegations implements Lookups.Queued {
         Names.checkSticky(lookups.inode(dir), lookups.inode(made.ino()), caller);
         List<String> names = q.names();
         names.remove(name);
-        renamed(d, q, names, null, name);
+        renamed(d, q, names, null);
         return true;
       }
       Optional<Codec.Dirent> e = lookups.entry(dir, name);
@@ -359,7 +359,7 @@ final class Delegations implements Lookups.Queued {
       }
       List<String> names = q.names();
       names.add(name);
-      return renamed(d, q, names, name, null).toAttr(ctx.blockSize);
+      return renamed(d, q, names, name).toAttr(ctx.blockSize);
     }
   }
 
@@ -383,7 +383,7 @@ final class Delegations implements Lookups.Queued {
       Names.checkSticky(lookups.inode(dir), lookups.inode(made.ino()), caller);
       List<String> names = q.names();
       names.set(names.indexOf(from), to);
-      renamed(d, q, names, to, from);
+      renamed(d, q, names, to);
       return true;
     }
   }
@@ -410,10 +410,10 @@ final class Delegations implements Lookups.Queued {
 
   /**
    * Replaces queued create {@code q} by one that makes {@code names}: its link count follows,
-   * its change time and the directory's modification time move on; {@code added} and {@code
-   * removed} (either may be null) are the names that changed. Under d.
+   * its change time and the directory's modification time move on; {@code added} is the new
+   * name, if any. Under d.
    */
-  private Inode renamed(Dir d, Queued q, List<String> names, String added, String removed) {
+  private Inode renamed(Dir d, Queued q, List<String> names, String added) {
     Inode now = q.created().withNlink(names.size()).withCtime(Ctx.now());
     Queued changed = q.named(names, now);
     List<Queued> all = new ArrayList<>(d.queue);
@@ -421,9 +421,7 @@ final class Delegations implements Lookups.Queued {
     d.queue.clear();
     d.queue.addAll(all);
     createdInodes.put(q.ino(), now);
-    if (removed != null) {
-      d.created.remove(removed);
-    }
+    q.names().forEach(d.created::remove);
     for (String n : names) {
       d.created.put(n, now);
     }
