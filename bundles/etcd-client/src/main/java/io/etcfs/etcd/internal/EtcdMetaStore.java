@@ -10,6 +10,7 @@ import io.etcd.jetcd.options.LeaseOption;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.MetaStoreException.Kind;
 import io.etcfs.spi.meta.RangeResult;
@@ -181,6 +182,7 @@ public final class EtcdMetaStore implements MetaStore, AutoCloseable {
   }
 
   private <T> T call(Supplier<CompletableFuture<T>> request) {
+    NoWait.check(); // a round trip is a wait
     checkOpen();
     return withBundleLoader(() -> {
       CompletableFuture<T> future;

@@ -2,6 +2,7 @@ package io.etcfs.core.fs;
 
 import io.etcfs.core.fs.tx.TxRunner;
 import io.etcfs.spi.meta.MetaStoreException;
+import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import java.util.logging.Level;
@@ -29,6 +30,7 @@ final class Calls {
   static <T> T run(Ctx ctx, String what, Call<T> call) throws FsException {
     long start = System.nanoTime();
     boolean failed = true;
+    boolean wouldBlock = false;
     try {
       ctx.tx.checkFenced();
       T result = call.call();
@@ -40,11 +42,16 @@ final class Calls {
       return result;
     } catch (MetaStoreException e) {
       throw TxRunner.storeFailure(what, e);
+    } catch (NoWait.WouldBlock e) {
+      wouldBlock = true; // answered where it may wait, and counted there
+      throw e;
     } catch (RuntimeException e) {
       LOG.log(Level.SEVERE, what + " failed unexpectedly", e);
       throw new FsException(Errno.EIO, what + ": " + e, e);
     } finally {
-      ctx.stats.record(what, System.nanoTime() - start, failed);
+      if (!wouldBlock) {
+        ctx.stats.record(what, System.nanoTime() - start, failed);
+      }
     }
   }
 

@@ -4,6 +4,7 @@ import io.etcfs.spi.blockdev.BlockDevice;
 import io.etcfs.spi.meta.ForwardingMetaStore;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.spi.meta.Txn;
@@ -20,18 +21,21 @@ final class Counted {
     return new ForwardingMetaStore(store) {
       @Override
       public Optional<KeyValue> get(byte[] key) {
+        NoWait.check(); // for any store, not only etcd's (see NoWait)
         stats.storeGets.increment();
         return delegate.get(key);
       }
 
       @Override
       public RangeResult range(byte[] from, byte[] to, int limit) {
+        NoWait.check();
         stats.storeRanges.increment();
         return delegate.range(from, to, limit);
       }
 
       @Override
       public TxnResult commit(Txn txn) {
+        NoWait.check();
         boolean read = txn.compares().isEmpty()
             && txn.onSuccess().stream().allMatch(op -> op instanceof Op.Range);
         if (read) {

@@ -225,6 +225,8 @@ final class DirReader {
     io.etcfs.spi.meta.TxnResult r;
     try {
       r = ctx.store.commit(read);
+    } catch (io.etcfs.spi.meta.NoWait.WouldBlock e) {
+      throw e; // the listing is answered where the read ahead may wait
     } catch (RuntimeException e) { // the store's failure (MetaStoreException), or it closed
       return List.of();
     }

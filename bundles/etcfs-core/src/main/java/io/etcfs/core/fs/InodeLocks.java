@@ -9,6 +9,7 @@ import io.etcfs.spi.lock.LockSession;
 import io.etcfs.spi.lock.LockTimeoutException;
 import io.etcfs.spi.lock.RecallHandler;
 import io.etcfs.spi.meta.Compare;
+import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import java.time.Duration;
@@ -115,6 +116,7 @@ final class InodeLocks implements RecallHandler {
 
   /** Holds {@code ino} in at least {@code mode}, waiting at most {@link #WAIT}. */
   HeldLock hold(long ino, LockMode mode) throws FsException {
+    NoWait.check(); // a lock may take a round trip, or a recall elsewhere
     LockService s = service();
     HeldLock queued = current.get(ino);
     if (queued != null && provisional(queued)) {
@@ -752,6 +754,7 @@ final class InodeLocks implements RecallHandler {
       throw new FsException(Errno.EIO, "no lock backend is bound");
     }
     if (s != attached) {
+      NoWait.check(); // attaching asks the backend things: not on a thread that must not wait
       synchronized (this) {
         if (s != attached) {
           current.clear(); // locks of another backend mean nothing to this one
@@ -839,6 +842,8 @@ final class InodeLocks implements RecallHandler {
         return false;
       }
       return s.attributesFrom(ino) != LockService.UNCOMMITTED_ELSEWHERE;
+    } catch (NoWait.WouldBlock e) {
+      throw e; // asked again where the backend may read
     } catch (RuntimeException e) {
       return false;
     }

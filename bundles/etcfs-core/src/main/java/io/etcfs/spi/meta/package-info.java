@@ -5,7 +5,7 @@
  * Nothing here names an etcd type.
  */
 @Export
-@Version("1.4.0")
+@Version("1.5.0")
 package io.etcfs.spi.meta;
 
 import org.osgi.annotation.bundle.Export;

@@ -2,6 +2,8 @@ package io.etcfs.core.fs;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -107,6 +109,63 @@ class TwoNodesTest {
     var theirs = b.fs.mknod(d.ino(), "y", 0644, 0, ROOT);
     eventually(() -> assertEquals(theirs.ino(), a.fs.lookup(d.ino(), "y", ROOT).ino()));
     assertEquals(2, countEntries(a.fs, d.ino()));
+  }
+
+  /**
+   * A directory made on another node is known complete from the create its watch shows: the
+   * look-ups in it here ({@code git status} or {@code find} of a tree another node wrote) read
+   * nothing, where each directory's first one read its whole entry range.
+   */
+  @Test
+  void aDirectoryMadeElsewhereIsKnownCompleteFromTheWatch() throws Throwable {
+    var d = a.fs.mkdir(Vfs.ROOT, "theirs", 0755, ROOT);
+    var x = a.fs.mknod(d.ino(), "x", 0644, 0, ROOT);
+    a.fs.mknod(Vfs.ROOT, "marker", 0644, 0, ROOT);
+    // b's watch applies events in order: once it shows the marker it has shown both creates in
+    // the directory, and b has not looked into it yet
+    eventually(() -> b.fs.lookup(Vfs.ROOT, "marker", ROOT));
+    b.fs.getattr(x.ino()); // the lock of x (a's, from its create): asked for here, not counted
+    long reads = b.fs.stats().storeRanges() + b.fs.stats().storeGets();
+    assertEquals(x.ino(), b.fs.lookup(d.ino(), "x", ROOT).ino());
+    assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> b.fs.lookup(d.ino(), "y", ROOT)).errno());
+    assertEquals(reads, b.fs.stats().storeRanges() + b.fs.stats().storeGets(),
+        "reads for the look-ups in a directory made on the other node");
+    var later = a.fs.mknod(d.ino(), "y", 0644, 0, ROOT);
+    eventually(() -> assertEquals(later.ino(), b.fs.lookup(d.ino(), "y", ROOT).ino()));
+  }
+
+  /**
+   * A call made as a no-wait section (a FUSE thread answering from memory) answers what the
+   * node holds and gives up, answering nothing, where it would wait: for the lock of a file the
+   * other node is writing, a stat here must not answer the committed size from the cache.
+   */
+  @Test
+  void aNoWaitCallAnswersFromMemoryOrGivesUp() throws Throwable {
+    var f = a.fs.create(Vfs.ROOT, "w", 0644, 2, ROOT);
+    f.write(ByteBuffer.wrap("buffered on a".getBytes()), 0);
+    a.fs.mknod(Vfs.ROOT, "marker", 0644, 0, ROOT);
+    eventually(() -> b.fs.lookup(Vfs.ROOT, "marker", ROOT)); // b knows w, holds nothing of it
+    long calls = getattrCalls(b.fs);
+    assertNull(io.etcfs.spi.meta.NoWait.call(() -> b.fs.getattr(f.ino())),
+        "a stat of a file the other node writes needs its lock: given up");
+    assertEquals(calls, getattrCalls(b.fs), "a call given up is counted where it is answered");
+    assertEquals(13, b.fs.getattr(f.ino()).size()); // on a thread that may wait: the recall
+    // now held here: answered from memory
+    assertEquals(13, io.etcfs.spi.meta.NoWait.call(() -> b.fs.getattr(f.ino())).size());
+    var mine = b.fs.mkdir(Vfs.ROOT, "mine", 0755, ROOT); // its lock and entries: b's
+    assertEquals(Errno.ENOENT, assertThrows(FsException.class,
+        () -> io.etcfs.spi.meta.NoWait.call(() -> b.fs.lookup(mine.ino(), "absent", ROOT)))
+        .errno(), "an absence the cache knows is an answer");
+    assertNull(io.etcfs.spi.meta.NoWait.call(() -> b.fs.getattr(f.ino() + 1000)),
+        "an inode not cached needs a read: given up");
+    assertFalse(io.etcfs.spi.meta.NoWait.active());
+    f.release();
+  }
+
+  private static long getattrCalls(EtcFs fs) {
+    var op = fs.stats().ops().get("getattr");
+    return op == null ? 0 : op.calls();
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.etcfs.fuse.common;
 
 import io.etcfs.spi.vfs.Errno;
+import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.vfs.FsException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -37,6 +38,8 @@ public final class Guard {
       return call.run();
     } catch (FsException e) {
       return failed(op, path, e);
+    } catch (NoWait.WouldBlock e) {
+      throw e; // not an answer: the caller hands the call to a thread that may wait
     } catch (Throwable t) { // every Error too: an escaped one would answer "success"
       return unexpected(op, path, t);
     }

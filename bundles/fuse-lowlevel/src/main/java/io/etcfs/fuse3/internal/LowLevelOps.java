@@ -4,6 +4,7 @@ import io.etcfs.fuse.common.DirHandle;
 import io.etcfs.fuse.common.Handles;
 import io.etcfs.fuse.common.LockRanges;
 import io.etcfs.fuse.common.ProcGroups;
+import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.Errno;
@@ -208,6 +209,7 @@ final class LowLevelOps {
     Long cachedUnder = pages.get(ino);
     KernelNotifier n = notifier;
     if (cachedUnder != null && cachedUnder != grant && n != null) {
+      NoWait.check(); // the kernel may wait for reads in flight to drop their pages
       n.pages(ino);
       pages.remove(ino, cachedUnder);
     }
@@ -248,7 +250,7 @@ final class LowLevelOps {
   private void lookup(long req, long parent, long namePtr) {
     String name = Mem.string(namePtr);
     Caller caller = caller(req);
-    requests.submit("lookup", req, () -> {
+    requests.answer("lookup", req, () -> {
       long epoch = vfs.attributesEpoch();
       Attr a;
       try {
@@ -272,7 +274,7 @@ final class LowLevelOps {
   }
 
   private void getattr(long req, long ino, long fi) {
-    requests.submit("getattr", req, () -> {
+    requests.answer("getattr", req, () -> {
       long epoch = vfs.attributesEpoch();
       Attr a = vfs.getattr(ino);
       if (a.isRegular()) {
@@ -622,7 +624,7 @@ final class LowLevelOps {
 
   private void opendir(long req, long ino, long fi) {
     int flags = Mem.IO.getInt(fi + Mem.FI_FLAGS);
-    requests.submit("opendir", req, () -> {
+    requests.answer("opendir", req, () -> {
       Attr dir = vfs.getattr(ino);
       if (!dir.isDirectory()) {
         throw new FsException(Errno.ENOTDIR, "not a directory: inode " + ino);
@@ -634,7 +636,7 @@ final class LowLevelOps {
 
   private void releasedir(long req, long ino, long fi) {
     long fh = Mem.IO.getLong(fi + Mem.FI_FH);
-    requests.submit("releasedir", req, () -> {
+    requests.answer("releasedir", req, () -> {
       handles.removeDir(fh);
       requests.replyOk(req);
     });
@@ -648,7 +650,9 @@ final class LowLevelOps {
   private void readdir(long req, long size, long offset, long fi, boolean plus) {
     long fh = Mem.IO.getLong(fi + Mem.FI_FH);
     Caller caller = plus ? caller(req) : null;
-    requests.submit(plus ? "readdirplus" : "readdir", req, () -> {
+    // A listing the node holds is answered here; the handle's kept page is only a cache, so an
+    // attempt given up half way (NoWait) leaves nothing the worker's second one could trip on.
+    requests.answer(plus ? "readdirplus" : "readdir", req, () -> {
       DirHandle dir = handles.dir(fh);
       DirBuffer out = requests.dirBuffer((int) Math.min(size, 1 << 20), plus, cache);
       long epoch = vfs.attributesEpoch();
@@ -702,11 +706,13 @@ final class LowLevelOps {
 
   private void getxattr(long req, long ino, long namePtr, long size) {
     String name = Mem.string(namePtr);
-    requests.submit("getxattr", req, () -> requests.replyXattr(req, vfs.getxattr(ino, name), size));
+    // every write() asks for security.capability first: answered from the cached set
+    requests.answer("getxattr", req,
+        () -> requests.replyXattr(req, vfs.getxattr(ino, name), size));
   }
 
   private void listxattr(long req, long ino, long size) {
-    requests.submit("listxattr", req, () -> {
+    requests.answer("listxattr", req, () -> {
       ByteArrayOutputStream names = new ByteArrayOutputStream();
       for (String name : vfs.listxattr(ino)) {
         names.writeBytes(name.getBytes(StandardCharsets.UTF_8));

@@ -1,5 +1,6 @@
 package io.etcfs.fuse3.internal;
 
+import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
@@ -71,6 +72,52 @@ final class Requests {
       }
       data.clear().limit(size);
       return data;
+    }
+  }
+
+  /**
+   * Whether {@link #now} answers on libfuse's thread (the default); {@code
+   * -Detcfs.fuse3.answerNow=false} in a node's {@code ETCFS_NODE_JAVA_OPTS} hands every request
+   * to a worker, for comparisons.
+   */
+  private static final boolean ANSWER_NOW =
+      Boolean.parseBoolean(System.getProperty("etcfs.fuse3.answerNow", "true"));
+
+  /**
+   * Tries to answer on this thread (libfuse's), as a {@link NoWait} section: a request answered
+   * from memory (a look-up or getattr the caches hold) saves the hand-over to a worker, about a
+   * third of its time; one that would wait on anything throws before replying and is handed
+   * over like any other. libfuse's threads never wait this way, so a recall that waits for the
+   * kernel's write-back always finds one to read its writes.
+   *
+   * @return whether the request was answered; if not, nothing was sent and the caller submits
+   */
+  private boolean now(String op, long req, Work work) {
+    if (!ANSWER_NOW) {
+      return false;
+    }
+    Integer result;
+    try {
+      result = NoWait.call(() -> guard.run(op, "", () -> {
+        work.run();
+        return 0;
+      }));
+    } catch (Exception e) { // guard.run lets nothing but WouldBlock out, which call() catches
+      result = -Errno.EIO;
+    }
+    if (result == null) {
+      return false;
+    }
+    if (result < 0) {
+      lib.fuse_reply_err(req, -result);
+    }
+    return true;
+  }
+
+  /** Answers here if it can ({@link #now}), else on a worker ({@link #submit}). */
+  void answer(String op, long req, Work work) {
+    if (!now(op, req, work)) {
+      submit(op, req, work);
     }
   }
 

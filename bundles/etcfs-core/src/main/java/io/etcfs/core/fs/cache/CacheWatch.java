@@ -1,12 +1,14 @@
 package io.etcfs.core.fs.cache;
 
 import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.fs.meta.Codec;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.Watch;
 import io.etcfs.spi.meta.WatchEvent;
 import io.etcfs.spi.meta.WatchListener;
+import io.etcfs.spi.vfs.Attr;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -106,8 +108,9 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
         cache.noteLockChange(e.kv().modRevision());
       }
     }
+    long token = cache.scopeToken(); // before the events are applied: see primeNewInodes
     cache.apply(events, this::invalidateGroups);
-    primeNewInodes(events);
+    primeNewInodes(events, token);
     listener.accept(events);
     long last = events.get(events.size() - 1).kv().modRevision();
     if (last > applied) {
@@ -116,13 +119,21 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
   }
 
   /**
-   * An inode created elsewhere has no xattrs as of its creation (unless its creating
-   * transaction wrote some, in the same events): its xattr set is cached as empty, so the
-   * getxattr every {@code ls -l} makes of it costs no round trip here. The creating node primes
-   * its own creates the same way.
+   * What an inode created elsewhere has as of its creation, known without a read, as the creating
+   * node knows it of its own creates ({@code Creates}): no xattrs (unless its creating transaction
+   * wrote some, in the same events), so the getxattr every {@code ls -l} makes of it costs no
+   * round trip here; and, for a directory, no entries and no times key, so its entry scope is
+   * complete from then on: every look-up in it (another node's {@code git status} or {@code
+   * find} of a tree this node saw made) is answered from memory, where each directory's first
+   * one read its whole scope. Sound for the reasons {@link MetaCache#primeNew} gives — no
+   * revision before the create can hold a key of the new inode, and every later event inserts
+   * its keys (they are mirrored) — once the events of this batch are applied, and only if no
+   * drop raced since {@code token}, taken before they were (a drop may have removed a key of
+   * the new directory this batch inserted).
    */
-  private void primeNewInodes(List<WatchEvent> events) {
+  private void primeNewInodes(List<WatchEvent> events, long token) {
     java.util.Set<Long> fresh = new java.util.HashSet<>();
+    java.util.Map<Long, Long> dirs = new java.util.HashMap<>();
     java.util.Set<Long> withXattrs = new java.util.HashSet<>();
     for (WatchEvent e : events) {
       String rel = keys.relative(e.kv().keyString());
@@ -136,11 +147,26 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
           && e.kv().createRevision() == e.kv().modRevision()
           && e.kv().modRevision() > cache.liveFrom()) { // not one replayed from before the start
         fresh.add(ino);
+        if (isDirectory(e.kv().value())) {
+          dirs.put(ino, e.kv().modRevision());
+        }
       }
+    }
+    for (var d : dirs.entrySet()) {
+      cache.primeNew(keys.direntPrefix(d.getKey()), List.of(keys.dirTimes(d.getKey())),
+          d.getValue(), token);
     }
     fresh.removeAll(withXattrs);
     for (long ino : fresh) {
       cache.putGroupIfAbsent(MetaCache.xattrsSlot(ino), java.util.Map.of());
+    }
+  }
+
+  private static boolean isDirectory(byte[] inode) {
+    try {
+      return (Codec.decodeInode(inode).mode() & Attr.S_IFMT) == Attr.S_IFDIR;
+    } catch (IllegalArgumentException e) {
+      return false; // read, and reported, where it is used
     }
   }
 

@@ -3,6 +3,7 @@ package io.etcfs.core.fs.cache;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.spi.meta.WatchEvent;
 import java.nio.charset.StandardCharsets;
@@ -330,6 +331,7 @@ public final class MetaCache implements KvSource {
     if (watchRevision >= revision) {
       return live;
     }
+    NoWait.check();
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     progress.lock();
     try {

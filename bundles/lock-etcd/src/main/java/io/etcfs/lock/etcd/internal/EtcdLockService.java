@@ -12,6 +12,7 @@ import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.RangeResult;
@@ -545,6 +546,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   private boolean waitFor(java.util.function.BooleanSupplier done, long deadline) {
     synchronized (changed) {
       while (!done.getAsBoolean()) {
+        NoWait.check();
         long left = deadline - System.nanoTime();
         if (left <= 0 || closed) {
           return false;
