@@ -90,6 +90,14 @@ public final class MetaCache implements KvSource {
   private final java.util.concurrent.atomic.AtomicLong lockChange =
       new java.util.concurrent.atomic.AtomicLong();
 
+  /**
+   * The newest revision whose keys a committer dropped because the watch had not shown it in
+   * time ({@link #droppedUnshown}): until the watch has applied it, those keys are missing here
+   * though they exist, so no scope may be marked complete without a read ({@link #primeNew}).
+   */
+  private final java.util.concurrent.atomic.AtomicLong droppedAhead =
+      new java.util.concurrent.atomic.AtomicLong();
+
   private volatile boolean live;
   /** The revision the cache last started (empty) at: older events change nothing in it. */
   private volatile long liveFrom;
@@ -222,11 +230,12 @@ public final class MetaCache implements KvSource {
    * raced since {@code token} ({@link #scopeToken}, taken before the transaction). Only for keys
    * that no revision before {@code revision} can have held (a new inode's): no event older than
    * the commit can concern them, and every later one inserts them (they are mirrored), so there
-   * is nothing for the watch to catch up with first, unlike {@link #completeScope}.
+   * is nothing for the watch to catch up with first, unlike {@link #completeScope}. Nor while a
+   * committer's dropped keys are missing ({@link #droppedUnshown}): the scope may hold one.
    */
   public void primeNew(byte[] scope, List<byte[]> absent, long revision, long token) {
     synchronized (scopes) {
-      if (drops != token || !live) {
+      if (drops != token || !live || droppedAhead.get() > watchRevision) {
         return;
       }
       for (byte[] key : absent) {
@@ -242,6 +251,15 @@ public final class MetaCache implements KvSource {
   @Override
   public RangeResult range(byte[] from, byte[] to, int limit) {
     return store.range(from, to, limit);
+  }
+
+  /**
+   * Before a committer drops the keys of its commit at {@code revision}, which the watch did
+   * not show in time: until it has, a scope made complete from an event (a directory created
+   * before that commit, shown late) would answer those keys absent, so none is.
+   */
+  public void droppedUnshown(long revision) {
+    droppedAhead.accumulateAndGet(revision, Math::max);
   }
 
   /** Reads from the store, bypassing (and refreshing) the cache: for retries. */

@@ -255,6 +255,7 @@ public final class TxRunner {
   /** After a commit at {@code revision}: read-your-writes, then each attempt's actions. */
   private void committed(List<MetaTx> txs, long revision) {
     if (!cache.awaitRevision(revision, WATCH_WAIT_MS)) {
+      cache.droppedUnshown(revision); // before the drops: see MetaCache#primeNew
       for (MetaTx tx : txs) {
         tx.writtenKeys().forEach(cache::invalidate);
         tx.deletedPrefixes().forEach(cache::invalidatePrefix);

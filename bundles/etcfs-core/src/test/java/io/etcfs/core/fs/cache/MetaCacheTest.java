@@ -93,6 +93,47 @@ class MetaCacheTest {
     assertTrue(store.reads.get() > reads, "after a drop a miss is read again");
   }
 
+  /**
+   * A directory another node made is complete from the event that shows its create (nothing
+   * can be in it before), unless this node dropped keys of a commit its watch has not shown
+   * yet — such as a name it made in that directory while its watch lagged: until the watch
+   * shows that commit, the name is missing from the cache and only a read finds it.
+   */
+  @Test
+  void aDirectoryShownCreatedIsCompleteUnlessACommitNotShownYetWasDropped() {
+    MetaCache lagging = new MetaCache(store, keys::mirrored, keys::entryScope);
+    CacheWatch byHand = new CacheWatch(store, keys, lagging); // never started: events by hand
+    lagging.goLive(0);
+    long made = putBytes(keys.inode(40), directory(40));
+    byHand.onEvents(java.util.List.of(event(keys.inode(40), directory(40), made)));
+    int reads = store.reads.get();
+    assertTrue(lagging.get(keys.dirent(40, 1, "absent")).isEmpty());
+    assertEquals(reads, store.reads.get(), "a directory shown created is known empty");
+
+    long made2 = putBytes(keys.inode(41), directory(41));
+    long named = put(keys.dirent(41, 7, "mine"), "x"); // committed here; the watch lags
+    lagging.droppedUnshown(named);
+    lagging.invalidate(keys.dirent(41, 7, "mine"));
+    byHand.onEvents(java.util.List.of(event(keys.inode(41), directory(41), made2)));
+    assertTrue(lagging.get(keys.dirent(41, 7, "mine")).isPresent(),
+        "a name committed here is found while the watch has not shown it");
+    byHand.close();
+  }
+
+  private static byte[] directory(long ino) {
+    return io.etcfs.core.fs.meta.Codec.inode(new io.etcfs.core.fs.meta.Inode(ino,
+        io.etcfs.spi.vfs.Attr.S_IFDIR | 0755, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, null));
+  }
+
+  private long putBytes(byte[] key, byte[] value) {
+    return memory.commit(new Txn().then(Op.put(key, value))).revision();
+  }
+
+  private static io.etcfs.spi.meta.WatchEvent event(byte[] key, byte[] value, long revision) {
+    return new io.etcfs.spi.meta.WatchEvent(io.etcfs.spi.meta.WatchEvent.Type.PUT,
+        new KeyValue(key, value, revision, revision, 1, 0));
+  }
+
   @Test
   void aLargeDirectoryIsNotReadWhole() {
     for (int i = 0; i <= MetaCache.SCOPE_LIMIT; i++) {
