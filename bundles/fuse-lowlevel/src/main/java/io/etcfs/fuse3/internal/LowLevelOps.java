@@ -204,6 +204,12 @@ final class LowLevelOps {
    *
    * @return the current grant
    */
+  /** Whether {@link #pagesCheck} would drop pages now (a file written here just now: yes). */
+  private boolean pagesToDrop(long ino) {
+    Long cachedUnder = pages.get(ino);
+    return cachedUnder != null && cachedUnder != vfs.cacheGrant(ino) && notifier != null;
+  }
+
   private long pagesCheck(long ino) {
     long grant = vfs.cacheGrant(ino);
     Long cachedUnder = pages.get(ino);
@@ -275,6 +281,9 @@ final class LowLevelOps {
 
   private void getattr(long req, long ino, long fi) {
     requests.answer("getattr", req, () -> {
+      if (NoWait.active() && pagesToDrop(ino)) {
+        NoWait.check(); // the page drop below would: hand over before doing the rest twice
+      }
       long epoch = vfs.attributesEpoch();
       Attr a = vfs.getattr(ino);
       if (a.isRegular()) {
