@@ -231,10 +231,11 @@ final class InodeLocks implements RecallHandler {
    * else can ask for the lock of a file no other node can see (a look-up in the directory
    * recalls the delegation, which commits the create, lock key included, first). Writes and
    * buffered attribute changes go on under it; whatever commits under it ({@link #guards}) or
-   * lets it go waits for the create first. Its fencing token is 0: the kernel caches no page
-   * under it (see {@link #cacheGrant}); it may keep the file's attributes, which change only
-   * here until the create commits ({@link #attributesCacheable}), and are dropped if it is
-   * dropped unadopted.
+   * lets it go waits for the create first. Its fencing token is 0 (it commits nothing itself);
+   * the kernel caches pages under a cache grant of its own, which the adopted lock continues
+   * (see {@link #cacheGrant}); it may keep the file's attributes, which change only here until
+   * the create commits ({@link #attributesCacheable}), and are dropped if it is dropped
+   * unadopted.
    */
   HeldLock provisional(long ino) throws FsException {
     LockService s = service();
@@ -290,6 +291,7 @@ final class InodeLocks implements RecallHandler {
     if (lock == null || s != attached) {
       return; // taken at the first write; what the grant wrote goes with its session
     }
+    continued.put(lock.inode(), lock.fencingToken()); // before it shows: see cacheGrant
     current.put(lock.inode(), lock);
     provisionals.remove(lock.inode()); // the create queued here committed: this replaces it
     // A recall may have come between the backend's adoption and here (past the minimum hold):
@@ -689,12 +691,39 @@ final class InodeLocks implements RecallHandler {
   long cacheGrant(long ino) {
     HeldLock lock = current.get(ino);
     LockService s = attached;
-    if (lock == null || s == null || going.contains(lock) || s.session().isExpired()
-        || provisional(lock)) {
+    if (lock == null || s == null || going.contains(lock) || s.session().isExpired()) {
       return 0;
     }
-    return lock.fencingToken();
+    if (provisional(lock)) {
+      return provisionalGrant(ino);
+    }
+    Long carried = continued.get(ino);
+    return carried != null && carried == lock.fencingToken() ? provisionalGrant(ino)
+        : lock.fencingToken();
   }
+
+  /**
+   * The cache grant of a queued create's provisional lock, and of the lock its create adopts
+   * for as long as that grant lasts (its fencing token, also when made shared in place): what
+   * the kernel cached of a new file while its create was queued stays valid, since no other
+   * node could know the file, let alone write it, from its create to the adopted grant's end.
+   * Never a fencing token (those are positive) and never the front ends' "stale" mark (-1).
+   */
+  private static long provisionalGrant(long ino) {
+    return -2 - ino;
+  }
+
+  /**
+   * The fencing tokens of the locks adopted from queued creates, by inode (see {@link
+   * #provisionalGrant}). Bounded: an entry lost costs only a page drop, as for any new grant.
+   */
+  private final Map<Long, Long> continued = java.util.Collections.synchronizedMap(
+      new java.util.LinkedHashMap<>(64, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
+          return size() > 16_384;
+        }
+      });
 
   private void letGo(HeldLock lock) throws FsException {
     // Before anything of the hand-over: from here the kernel caches nothing more under this

@@ -589,9 +589,10 @@ class DelegationTest {
 
   /**
    * Until its queued create commits no other node knows a file, so its attributes change only
-   * here: the kernel may keep them (a stat right after a create is the kernel's), though no page
-   * is kept under the provisional lock. Adopted with the commit, they stay keepable; dropped
-   * unadopted (the create lost), the kernel is told to drop them.
+   * here: the kernel may keep them (a stat right after a create is the kernel's), and its pages,
+   * under a cache grant the adopted lock continues (nobody else could write in between), so the
+   * pages are still good after the commit. Dropped unadopted (the create lost), the kernel is
+   * told to drop its attributes, and nothing may be cached any more.
    */
   @Test
   void aQueuedCreatesAttributesMayBeKeptAndAreDroppedIfItIsLost() throws Throwable {
@@ -612,13 +613,21 @@ class DelegationTest {
     slow.gate = new java.util.concurrent.CountDownLatch(1); // the queue cannot commit yet
     OpenFile kept = a.fs.create(d, "kept", 0644, 2, ROOT);
     assertTrue(a.fs.attributesCacheable(kept.ino()), "queued: only a knows the file");
-    assertEquals(0, a.fs.cacheGrant(kept.ino()), "no page is kept under a provisional lock");
+    long queued = a.fs.cacheGrant(kept.ino());
+    assertTrue(queued != 0 && queued != -1, "pages may be cached under the provisional lock");
     kept.release();
     slow.gate.countDown();
     slow.gate = null;
     a.fs.statfs(); // settles the queue
     assertTrue(a.fs.attributesCacheable(kept.ino()), "adopted with its create");
-    assertTrue(a.fs.cacheGrant(kept.ino()) != 0);
+    assertEquals(queued, a.fs.cacheGrant(kept.ino()), "the adopted grant continues it");
+    OpenFile read = b.fs.open(kept.ino(), 0, ROOT); // b's lock: a's goes
+    read.release();
+    OpenFile again = a.fs.open(kept.ino(), 2, ROOT);
+    again.write(ByteBuffer.wrap(new byte[] {1}), 0); // a's exclusive lock, a new grant
+    long regranted = a.fs.cacheGrant(again.ino());
+    assertTrue(regranted != 0 && regranted != queued, "after another node's grant: a new one");
+    again.release();
 
     slow.delayMs = 200; // the create is still queued when the directory's lock goes
     OpenFile lost = a.fs.create(d, "lost", 0644, 2, ROOT);
@@ -630,6 +639,7 @@ class DelegationTest {
     assertEquals(1, a.fs.stats().lostCreates());
     assertTrue(dropped.contains(lost.ino()), "the kernel drops what it kept: " + dropped);
     assertTrue(!a.fs.attributesCacheable(lost.ino()), "gone: nothing to keep");
+    assertEquals(0, a.fs.cacheGrant(lost.ino()), "no page either");
   }
 
   /**
