@@ -102,10 +102,10 @@ public interface Vfs {
    * (1.3): non-zero while this node holds the inode's lock (shared or exclusive) and is not
    * letting it go, different for every new grant; 0 otherwise. (A grant that continues another
    * without any other node able to write in between keeps its value: the lock a create adopts
-   * after it was answered from a directory's queue, see the core's {@code InodeLocks}.) Data the kernel cached under one
-   * grant must be dropped before it is used under another (another node may have written in
-   * between); attributes may be cached only while it is non-zero, or while {@link
-   * #attributesCacheable} says so.
+   * after it was answered from a directory's queue, see the core's {@code InodeLocks}.) Data
+   * the kernel cached under one grant must be dropped before it is used under another (another
+   * node may have written in between); attributes may be cached only while it is non-zero, or
+   * while {@link #attributesCacheable} says so.
    */
   long cacheGrant(long ino);
 

@@ -1,7 +1,7 @@
 package io.etcfs.fuse.common;
 
-import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.meta.NoWait;
+import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;

@@ -204,22 +204,25 @@ final class LowLevelOps {
    *
    * @return the current grant
    */
-  /** Whether {@link #pagesCheck} would drop pages now (a file written here just now: yes). */
-  private boolean pagesToDrop(long ino) {
-    Long cachedUnder = pages.get(ino);
-    return cachedUnder != null && cachedUnder != vfs.cacheGrant(ino) && notifier != null;
-  }
-
   private long pagesCheck(long ino) {
     long grant = vfs.cacheGrant(ino);
-    Long cachedUnder = pages.get(ino);
+    Long stale = pagesToDrop(ino, grant);
     KernelNotifier n = notifier;
-    if (cachedUnder != null && cachedUnder != grant && n != null) {
+    if (stale != null && n != null) {
       NoWait.check(); // the kernel may wait for reads in flight to drop their pages
       n.pages(ino);
-      pages.remove(ino, cachedUnder);
+      pages.remove(ino, stale);
     }
     return grant;
+  }
+
+  /**
+   * The grant the kernel's pages of {@code ino} were cached under, if {@link #pagesCheck} must
+   * drop them before answering under {@code grant}; null if nothing is to be dropped.
+   */
+  private Long pagesToDrop(long ino, long grant) {
+    Long cachedUnder = pages.get(ino);
+    return cachedUnder != null && cachedUnder != grant && notifier != null ? cachedUnder : null;
   }
 
   /**
@@ -281,7 +284,7 @@ final class LowLevelOps {
 
   private void getattr(long req, long ino, long fi) {
     requests.answer("getattr", req, () -> {
-      if (NoWait.active() && pagesToDrop(ino)) {
+      if (NoWait.active() && pagesToDrop(ino, vfs.cacheGrant(ino)) != null) {
         NoWait.check(); // the page drop below would: hand over before doing the rest twice
       }
       long epoch = vfs.attributesEpoch();
