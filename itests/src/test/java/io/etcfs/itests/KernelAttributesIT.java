@@ -105,6 +105,39 @@ class KernelAttributesIT {
   }
 
   /**
+   * Requests run on the node's own Java threads (Fuse3Session.runLoop), not on libfuse's native
+   * loop threads, which jffi attached to the JVM as a new java.lang.Thread for every callback
+   * and detached after (with libfuse's loop: about one thread started per request, two thirds
+   * of a cold git status's CPU). 400 look-ups of names nobody has, each one a FUSE request, may
+   * start a few workers, not hundreds of threads; the JVM's own counter says how many started.
+   */
+  @Test
+  void requestsRunOnTheNodesOwnThreadsNotOnesAttachedPerCall() throws Exception {
+    long pid = Faults.nodePid(cluster, 2);
+    Path dir = Files.createDirectories(n1.resolve("absent-names"));
+    long before = threadsStarted(pid);
+    long asked = asked(n2);
+    for (int i = 0; i < 400; i++) {
+      assertTrue(Files.notExists(n2.resolve("absent-names").resolve("none" + i)));
+    }
+    long requests = asked(n2) - asked;
+    long started = threadsStarted(pid) - before;
+    System.out.printf("%d look-ups on node2 started %d threads%n", requests, started);
+    assertTrue(requests >= 400, "the look-ups reached node2: " + requests);
+    assertTrue(started < 40, started + " threads started for " + requests + " requests");
+  }
+
+  /** java.threads.started of a JVM, from jcmd's view of its performance counters. */
+  private static long threadsStarted(long pid) throws Exception {
+    String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+    Sh.Out out = Sh.run(jcmd, Long.toString(pid), "PerfCounter.print");
+    out.ok();
+    Matcher m = Pattern.compile("(?m)^java\\.threads\\.started=(\\d+)").matcher(out.out());
+    assertTrue(m.find(), "no java.threads.started in jcmd's output: " + out);
+    return Long.parseLong(m.group(1));
+  }
+
+  /**
    * The node lets the kernel keep 64 background requests (releases, read-ahead) in flight to it,
    * not the kernel's 12: behind 12 slow releases the releases of many writers backed up for
    * seconds (see Fuse3Session.MAX_BACKGROUND). The kernel shows what it took in the FUSE control

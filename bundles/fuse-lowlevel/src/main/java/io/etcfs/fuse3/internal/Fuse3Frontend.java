@@ -67,7 +67,7 @@ public final class Fuse3Frontend {
         + "(with the page cache only; 0 leaves the kernel's 128). Needs root to set.")
     int readAheadKib() default 1024;
 
-    @AttributeDefinition(description = "The most threads libfuse's loop may run.")
+    @AttributeDefinition(description = "Threads reading the FUSE device and running the callbacks.")
     int maxThreads() default 16;
 
     @AttributeDefinition(description = "How long an unmount may take before giving up.")

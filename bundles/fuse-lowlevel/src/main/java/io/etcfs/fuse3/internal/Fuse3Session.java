@@ -2,6 +2,7 @@ package io.etcfs.fuse3.internal;
 
 import io.etcfs.fuse.common.FuseLoop;
 import io.etcfs.fuse.common.Preflight;
+import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.OpenFile;
 import io.etcfs.spi.vfs.Vfs;
 import java.lang.System.Logger;
@@ -9,13 +10,16 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One mount on libfuse 3's low-level API: a session with etcfs's operations table, mounted by
- * fuse_session_mount (which returns once the kernel has the mount), and libfuse's multi-threaded
- * loop on a thread of its own. Closing unmounts with fusermount -u, lazily if the mount is busy,
- * waits a bounded time for the loop to end, and frees the session only once it has.
+ * fuse_session_mount (which returns once the kernel has the mount), and the loop that reads its
+ * requests on a set of Java threads ({@link #runLoop}). Closing unmounts with fusermount -u,
+ * lazily if the mount is busy, waits a bounded time for the loop to end, and frees the session
+ * only once it has.
  */
 final class Fuse3Session implements AutoCloseable {
   private static final Logger LOG = System.getLogger(Fuse3Session.class.getName());
@@ -142,15 +146,9 @@ final class Fuse3Session implements AutoCloseable {
     notifier = new KernelNotifier(lib, se);
     ops.setNotifier(notifier);
     vfs.setKernelCache(notifier);
-    long config = lib.fuse_loop_cfg_create();
-    lib.fuse_loop_cfg_set_max_threads(config, options.maxThreads());
-    loop = new FuseLoop(mountpoint, FS_TYPE, "etcfs-fuse3 loop " + mountpoint, () -> {
-      try {
-        return lib.fuse_session_loop_mt_312(se, config);
-      } finally {
-        lib.fuse_loop_cfg_destroy(config);
-      }
-    });
+    int threads = options.maxThreads();
+    loop = new FuseLoop(mountpoint, FS_TYPE, "etcfs-fuse3 loop " + mountpoint,
+        () -> runLoop(se, threads));
     if (!isMounted()) {
       close();
       throw refused("the mount is not in /proc/self/mountinfo after fuse_session_mount");
@@ -158,6 +156,78 @@ final class Fuse3Session implements AutoCloseable {
     LOG.log(Level.INFO, "etcfs mounted at {0} (libfuse 3 low-level)", mountpoint);
     if (options.cache().pageCache()) {
       ReadAheadWindow.applyWhenReady(mountpoint, options.readAheadKib());
+    }
+  }
+
+  /** struct fuse_buf: 40 bytes in 3.14, 48 in 3.17; zeroed room for any of them. */
+  private static final int FUSE_BUF_ROOM = 128;
+  private static final int FUSE_BUF_MEM = 16;
+
+  /**
+   * libfuse's loop on {@code threads} Java threads, each reading requests from the device and
+   * running their callbacks; returns when the session ends (unmount), with the first error.
+   *
+   * <p>Why not libfuse's own multi-threaded loop: its threads are native, and jffi attaches such
+   * a thread to the JVM for each callback and detaches it after, so every request paid for a new
+   * {@code java.lang.Thread}, its thread-locals (this front end's 132 KiB of reply buffers,
+   * allocated and zeroed again) and the detach — measured with perf, about two thirds of the CPU
+   * a cold {@code git status} cost the node. A callback on a Java thread finds it attached.
+   * A fixed set is enough: no callback waits (a request that would is handed to a worker, see
+   * {@link Requests}), so a thread is back at the device within microseconds, and idle ones
+   * cost only their buffers.
+   */
+  private int runLoop(long se, int threads) {
+    AtomicInteger error = new AtomicInteger();
+    List<Thread> others = new ArrayList<>();
+    for (int i = 2; i <= threads; i++) {
+      Thread t = new Thread(() -> readRequests(se, error),
+          Thread.currentThread().getName() + " #" + i);
+      t.setDaemon(true);
+      t.start();
+      others.add(t);
+    }
+    readRequests(se, error);
+    for (Thread t : others) {
+      // every reader gets ENODEV from the device once it is unmounted or aborted
+      boolean interrupted = false;
+      while (t.isAlive()) {
+        try {
+          t.join();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    return error.get();
+  }
+
+  private void readRequests(long se, AtomicInteger error) {
+    long buf = Mem.alloc(FUSE_BUF_ROOM);
+    try {
+      while (lib.fuse_session_exited(se) == 0) {
+        int n = lib.fuse_session_receive_buf(se, buf);
+        if (n == -Errno.EINTR) {
+          continue;
+        }
+        if (n <= 0) {
+          if (n < 0) {
+            error.compareAndSet(0, n);
+            LOG.log(Level.WARNING, "reading the FUSE device of {0}: errno {1}", mountpoint, -n);
+          }
+          lib.fuse_session_exit(se);
+          break;
+        }
+        lib.fuse_session_process_buf(se, buf);
+      }
+    } finally {
+      long mem = Mem.IO.getLong(buf + FUSE_BUF_MEM);
+      if (mem != 0) {
+        Mem.IO.freeMemory(mem);
+      }
+      Mem.IO.freeMemory(buf);
     }
   }
 

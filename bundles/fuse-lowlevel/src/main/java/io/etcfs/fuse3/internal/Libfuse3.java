@@ -23,16 +23,17 @@ public interface Libfuse3 {
 
   int fuse_session_fd(long se);
 
-  /** libfuse 3.12 and later: the loop with an opaque configuration (versioned symbol). */
-  int fuse_session_loop_mt_312(long se, long config);
+  int fuse_session_exited(long se);
 
-  long fuse_loop_cfg_create();
+  /**
+   * Reads the next request into {@code buf} (a zeroed struct fuse_buf the first time; libfuse
+   * allocates its memory, which the caller frees at the end): its size, 0 once the session has
+   * ended (unmounted), or -errno.
+   */
+  int fuse_session_receive_buf(long se, long buf);
 
-  void fuse_loop_cfg_destroy(long config);
-
-  void fuse_loop_cfg_set_max_threads(long config, int max);
-
-  void fuse_loop_cfg_set_idle_threads(long config, int idle);
+  /** Decodes the request in {@code buf} and calls its operation (which may reply later). */
+  void fuse_session_process_buf(long se, long buf);
 
   @IgnoreError
   long fuse_req_ctx(long req);

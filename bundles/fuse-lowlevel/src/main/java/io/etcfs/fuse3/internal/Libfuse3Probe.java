@@ -10,9 +10,9 @@ import jnr.ffi.LibraryLoader;
  */
 final class Libfuse3Probe {
   static final String MISSING = Libfuse3.SONAME + " not found: install the libfuse3-3 package";
-  /** Functions added after 3.0 that the front end needs, with the release that added them. */
+  /** Functions the loop needs (libfuse 3.0 has them; a library that lacks one is not usable). */
   static final List<String> NEWER = List.of(
-      "fuse_session_loop_mt_312", "fuse_loop_cfg_create", "fuse_loop_cfg_set_max_threads");
+      "fuse_session_receive_buf", "fuse_session_process_buf", "fuse_session_exited");
 
   private Libfuse3Probe() {}
 
@@ -31,7 +31,7 @@ final class Libfuse3Probe {
     for (String symbol : NEWER) {
       if (library.getSymbolAddress(symbol) == 0) {
         throw new IllegalStateException(Libfuse3.SONAME + " has no " + symbol
-            + ": the low-level front end needs libfuse 3.12 or later");
+            + ": the low-level front end needs libfuse 3.0 or later");
       }
     }
     try {
