@@ -553,12 +553,15 @@ final class LowLevelOps {
   /**
    * close() of one descriptor. The kernel keeps no record of cluster POSIX locks, so it does not
    * unlock them at close: as POSIX says, the closing process's locks on the file go here (one
-   * map look-up for an owner without locks), then what the file buffered is committed.
+   * map look-up for an owner without locks), then a failed commit of an earlier release is
+   * reported (the commit itself is the release's). Answered on libfuse's thread unless the
+   * owner holds locks: their unlock reads the lock table from etcd before it changes anything,
+   * so it gives up there and a worker does it all.
    */
   private void flush(long req, long ino, long fi) {
     long fh = Mem.IO.getLong(fi + Mem.FI_FH);
     long owner = Mem.IO.getLong(fi + Mem.FI_LOCK_OWNER);
-    requests.submit("flush", req, () -> {
+    requests.answer("flush", req, () -> {
       OpenFile file = handles.file(fh);
       vfs.setlk(file.ino(), owner, PosixLock.none(0, PosixLock.EOF), false, () -> false);
       file.flush();
