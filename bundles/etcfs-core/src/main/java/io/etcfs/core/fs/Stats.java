@@ -95,6 +95,8 @@ public final class Stats {
   final LongAdder queuedUnlinks = new LongAdder();
   final LongAdder queuedCreates = new LongAdder();
   final LongAdder queuedCommits = new LongAdder();
+  /** Changes that found their directory's queue full and waited for its next batch. */
+  final LongAdder queueFullWaits = new LongAdder();
   /** A delegated directory's own chmod/chown/utimens answered from its queue. */
   final LongAdder queuedSetattrs = new LongAdder();
   /** Links, renames and unlinks of a queued create's names, answered by amending it. */
@@ -175,6 +177,10 @@ public final class Stats {
 
   public long queuedCommits() {
     return queuedCommits.sum();
+  }
+
+  public long queueFullWaits() {
+    return queueFullWaits.sum();
   }
 
   public long queuedSetattrs() {

@@ -98,6 +98,7 @@ final class CoreCommands {
     totals.put("queued_setattrs", s.queuedSetattrs());
     totals.put("queued_name_changes", s.queuedLinks());
     totals.put("queued_commits", s.queuedCommits());
+    totals.put("queue_full_waits", s.queueFullWaits());
     totals.put("creates_with_data", s.carriedCreates());
     totals.put("lost_unlinks", s.lostUnlinks());
     totals.put("lost_creates", s.lostCreates());
@@ -125,9 +126,9 @@ final class CoreCommands {
         + String.format("delegations       %,d directories taken; %,d unlinks, %,d creates and"
             + " %,d directory attribute changes queued, in %,d commits (%,d and %,d lost);"
             + " %,d creates carried their data, %,d were linked, renamed or unlinked while"
-            + " queued%n", s.delegations(), s.queuedUnlinks(),
+            + " queued; %,d waited for a full queue%n", s.delegations(), s.queuedUnlinks(),
             s.queuedCreates(), s.queuedSetattrs(), s.queuedCommits(), s.lostUnlinks(),
-            s.lostCreates(), s.carriedCreates(), s.queuedLinks())
+            s.lostCreates(), s.carriedCreates(), s.queuedLinks(), s.queueFullWaits())
         + "latency percentiles are the upper edge of a power-of-two bucket (within 2x)";
   }
 

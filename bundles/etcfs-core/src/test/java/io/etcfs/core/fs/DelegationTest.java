@@ -149,6 +149,28 @@ class DelegationTest {
     assertEquals(0, a.fs.stats().lostUnlinks());
   }
 
+  /**
+   * Unlinks faster than their commits: a full queue makes the next unlink wait for one batch
+   * and queue it, instead of going the synchronous way (which first settles the whole queue:
+   * a stall of hundreds of changes). Every unlink is queued, the queue never holds more than
+   * QUEUE_MAX, and all of them commit.
+   */
+  @Test
+  void anUnlinkThatFindsTheQueueFullWaitsForABatchAndIsQueued() throws Throwable {
+    int n = Delegations.QUEUE_MAX + 150;
+    delegate(n);
+    slow.delayMs = 5; // commits slower than unlinks, as against etcd
+    long waits = a.fs.stats().queueFullWaits();
+    for (int i = Delegations.TAKE_AFTER; i < n; i++) {
+      a.fs.unlink(d, "f" + i, ROOT);
+    }
+    assertEquals(n - Delegations.TAKE_AFTER, queuedUnlinks(), "every unlink was queued");
+    assertTrue(a.fs.stats().queueFullWaits() > waits, "some found the queue full");
+    a.fs.statfs(); // waits for the queue
+    assertEquals(0, entriesInStore(), "every unlink committed");
+    assertEquals(0, a.fs.stats().lostUnlinks());
+  }
+
   @Test
   void aNameUnlinkedHereIsGoneAtOnceAndCanBeCreatedAgain() throws Throwable {
     delegate(10);
