@@ -105,6 +105,32 @@ class KernelAttributesIT {
   }
 
   /**
+   * The kernel keeps a symlink's target (FUSE_CAP_CACHE_SYMLINKS): a target never changes, a
+   * new one is a new inode. node2 asks etcfs once however often the link is read, and reads
+   * the new target of a link node1 replaced.
+   */
+  @Test
+  void aSymlinksTargetIsAskedForOnceAndAReplacedLinkReadsItsNewTarget() throws Exception {
+    Path link = n1.resolve("link");
+    Files.createSymbolicLink(link, Path.of("first-target"));
+    long before = calls(shell(n2, "stats"), "readlink");
+    for (int i = 0; i < 5; i++) {
+      assertEquals(Path.of("first-target"), Files.readSymbolicLink(n2.resolve("link")));
+    }
+    assertEquals(1, calls(shell(n2, "stats"), "readlink") - before, "node2's readlink calls");
+    Files.delete(link);
+    Files.createSymbolicLink(link, Path.of("second-target"));
+    Faults.await("node2 reads the replaced link's target", Duration.ofSeconds(10),
+        () -> {
+          try {
+            return Path.of("second-target").equals(Files.readSymbolicLink(n2.resolve("link")));
+          } catch (java.nio.file.NoSuchFileException between) {
+            return false;
+          }
+        });
+  }
+
+  /**
    * Requests run on the node's own Java threads (Fuse3Session.runLoop), not on libfuse's native
    * loop threads, which jffi attached to the JVM as a new java.lang.Thread for every callback
    * and detached after (with libfuse's loop: about one thread started per request, two thirds

@@ -37,6 +37,7 @@ final class Fuse3Session implements AutoCloseable {
   static final int CAP_WRITEBACK_CACHE = 1 << 16;
   static final int CAP_PARALLEL_DIROPS = 1 << 18;
   static final int CAP_HANDLE_KILLPRIV = 1 << 20;
+  static final int CAP_CACHE_SYMLINKS = 1 << 23;
 
   /** What one mount needs. */
   record Options(String fsName, Path mountpoint, CacheSettings cache, int maxThreads,
@@ -119,6 +120,9 @@ final class Fuse3Session implements AutoCloseable {
     if (pageCache) {
       // read() asks for the attributes once they were dropped, and so meets the grant check
       want |= capable & CAP_AUTO_INVAL_DATA;
+      // A symlink's target never changes (POSIX has no call for it; a new target is a new
+      // inode, and inode numbers are not reused), so the kernel may keep it without a lock.
+      want |= capable & CAP_CACHE_SYMLINKS;
     }
     if (readdirplus) {
       want |= capable & (CAP_READDIRPLUS | CAP_READDIRPLUS_AUTO);

@@ -314,7 +314,7 @@ final class LowLevelOps {
   }
 
   private void readlink(long req, long ino) {
-    requests.submit("readlink", req, () -> requests.replyReadlink(req, vfs.readlink(ino)));
+    requests.answer("readlink", req, () -> requests.replyReadlink(req, vfs.readlink(ino)));
   }
 
   private void mknod(long req, long parent, long namePtr, int mode, long rdev) {
