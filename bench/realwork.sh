@@ -11,7 +11,8 @@
 #     files split among them, each in its own directory); ops/s over the common wall time;
 #   - a source tree of 10,000+ files built from this machine's /usr (WORKDIR/src.tar): tar x, then
 #     git init+add+commit on it, then git status --porcelain (twice, the kernel's caches dropped
-#     before each) and a sha256 sweep of every file, the last two on node2 for etcfs (the tree was written on node1), on the same directory otherwise.
+#     before each) and a sha256 sweep of every file, the last two on node2 for etcfs (the tree
+#     was written on node1), on the same directory otherwise.
 #     The sweeps of the three targets must be identical, or the run fails.
 # Usage: realwork.sh ETCFS_HOME WORKDIR
 set -euo pipefail
@@ -105,6 +106,17 @@ metaloop() {
   rm -rf "${d:?}/meta$procs"
 }
 
+# git_status TARGET READ_DIR TEST -> the line "TEST seconds s" of a git status --porcelain in
+# READ_DIR/tree, the kernel's caches dropped first; fails unless the tree is clean
+git_status() {
+  local target=$1 r=$2 test=$3 s
+  drop_caches
+  s=$(timed "$test" sh -c "cd '$r/tree' && git -c safe.directory='*' status --porcelain > '$work/out/status.$target'")
+  [[ ! -s $work/out/status.$target ]] \
+    || die "$test on $target is not clean: $(head -5 "$work/out/status.$target")"
+  echo "$test $s s"
+}
+
 # measure TARGET WRITE_DIR READ_DIR -> lines "test value unit"
 measure() {
   local target=$1 w=$2 r=$3 s
@@ -120,19 +132,11 @@ measure() {
   say "$target: git init, add -A, commit"
   s=$(timed "git add+commit" sh -c "cd '$w/tree' && git init -q && git add -A && git commit -q -m x")
   echo "git-add+commit $s s"
-  drop_caches
   say "$target: git status --porcelain in $r/tree"
-  s=$(timed "git status" sh -c "cd '$r/tree' && git -c safe.directory='*' status --porcelain > '$work/out/status.$target'")
-  [[ ! -s $work/out/status.$target ]] \
-    || die "git status on $target is not clean: $(head -5 "$work/out/status.$target")"
-  echo "git-status $s s"
+  git_status "$target" "$r" git-status
   # Again, kernel caches dropped once more: on etcfs node2's JVM has now compiled its look-up
   # path, as on any node that has been up a while; the first run above also pays that JIT.
-  drop_caches
-  s=$(timed "git status again" sh -c "cd '$r/tree' && git -c safe.directory='*' status --porcelain > '$work/out/status.$target'")
-  [[ ! -s $work/out/status.$target ]] \
-    || die "git status again on $target is not clean: $(head -5 "$work/out/status.$target")"
-  echo "git-status-again $s s"
+  git_status "$target" "$r" git-status-again
   drop_caches
   say "$target: sha256 sweep of $r/tree"
   s=$(timed "sweep" sh -c "cd '$r/tree' && find . -path ./.git -prune -o -type f -print0 | sort -z \

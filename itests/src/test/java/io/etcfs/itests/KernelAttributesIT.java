@@ -140,7 +140,7 @@ class KernelAttributesIT {
   @Test
   void requestsRunOnTheNodesOwnThreadsNotOnesAttachedPerCall() throws Exception {
     long pid = Faults.nodePid(cluster, 2);
-    Path dir = Files.createDirectories(n1.resolve("absent-names"));
+    Files.createDirectories(n1.resolve("absent-names"));
     long before = threadsStarted(pid);
     long asked = asked(n2);
     for (int i = 0; i < 400; i++) {

@@ -11,7 +11,7 @@ import jnr.ffi.LibraryLoader;
 final class Libfuse3Probe {
   static final String MISSING = Libfuse3.SONAME + " not found: install the libfuse3-3 package";
   /** Functions the loop needs (libfuse 3.0 has them; a library that lacks one is not usable). */
-  static final List<String> NEWER = List.of(
+  static final List<String> LOOP_FUNCTIONS = List.of(
       "fuse_session_receive_buf", "fuse_session_process_buf", "fuse_session_exited");
 
   private Libfuse3Probe() {}
@@ -28,7 +28,7 @@ final class Libfuse3Probe {
     if (library == null) {
       throw new IllegalStateException(MISSING + " (" + Library.getLastError() + ")");
     }
-    for (String symbol : NEWER) {
+    for (String symbol : LOOP_FUNCTIONS) {
       if (library.getSymbolAddress(symbol) == 0) {
         throw new IllegalStateException(Libfuse3.SONAME + " has no " + symbol
             + ": the low-level front end needs libfuse 3.0 or later");
