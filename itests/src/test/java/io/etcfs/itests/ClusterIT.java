@@ -137,6 +137,7 @@ class ClusterIT {
         dir.resolve("mnt/node1").toString(), "-c", "lb -s");
     assertEquals(0, lb.exit(), lb.toString());
     assertTrue(lb.out().contains("io.etcfs.etcfs-core"), lb.toString());
+    assertTrue(lb.out().contains("io.etcfs.etcfs-api"), lb.toString());
     // Every bundle active but Hazelcast's: the lock backend is etcd, so they are not started.
     assertFalse(lb.out().lines().filter(l -> !l.contains("hazelcast"))
         .anyMatch(l -> l.contains("Installed") || l.contains("Resolved")), lb.toString());

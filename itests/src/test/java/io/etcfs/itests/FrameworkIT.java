@@ -14,6 +14,7 @@ import io.etcfs.launcher.node.NodeSpec;
 import io.etcfs.testing.EtcdCluster;
 import io.etcfs.testing.EtcdExtension;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,6 +27,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.BundleEvent;
+import org.osgi.framework.BundleListener;
+import org.osgi.framework.ServiceReference;
+import org.osgi.framework.wiring.FrameworkWiring;
 
 /**
  * Felix with exactly the bundles the tarball ships: every bundle ACTIVE but those of the lock
@@ -36,7 +42,8 @@ import org.osgi.framework.Bundle;
 @Timeout(300)
 @ExtendWith(EtcdExtension.class)
 class FrameworkIT {
-  private static final Set<String> BUNDLES = Set.of("io.etcfs.etcfs-core", "io.etcfs.etcd-client",
+  private static final Set<String> BUNDLES = Set.of("io.etcfs.etcfs-api", "io.etcfs.etcfs-core",
+      "io.etcfs.etcd-client",
       "io.etcfs.lock-etcd", "io.etcfs.lock-hazelcast", "io.etcfs.alloc-arena", "io.etcfs.fencing",
       "io.etcfs.fuse-frontend", "io.etcfs.shell");
 
@@ -45,14 +52,7 @@ class FrameworkIT {
   @Test
   void everyBundleActiveEveryComponentSatisfiedAndTheLockBackendSwapsLive(EtcdCluster etcd)
       throws Exception {
-    Path image = tmp.resolve("dev.img");
-    try (var store = etcd.newStore()) {
-      new Formatter(store, s -> { }).format(
-          new Formatter.Options(image, 256L << 20, "fwtest", false, Formatter.DEFAULT_ARENA_SIZE));
-    }
-    NodeSpec spec = new NodeSpec("fwtest", "fw1", image, Files.createDirectories(tmp.resolve("mnt")),
-        tmp.resolve("state"), tmp.resolve("state/fw1.log"), EtcdConnection.of(etcd.endpoints()), 10,
-        "etcd");
+    NodeSpec spec = formatted(etcd, "fwtest", "fw1");
     try (NodeRuntime rt = NodeRuntime.start(spec, Distribution.bundleDir(), false)) {
       Health.Report report = awaitWhole(rt);
       assertEquals(java.util.List.of(), report.problems());
@@ -81,6 +81,104 @@ class FrameworkIT {
       assertEquals(coreId, coreComponent(after).id(), "the core was reactivated by the swap");
       assertEquals(java.util.List.of(), after.problems());
     }
+  }
+
+  /**
+   * The API bundle holds the contract and nothing else, so updating an implementation restarts
+   * only that bundle and the bundles wired to it: updating alloc-arena, and then the core, leaves
+   * the API bundle running and the fencing component active, with this node's membership (its
+   * generation: the create revision of its member key) untouched — before the split, the core
+   * exported the SPI, and updating it restarted every plug-in, fencing included, whose
+   * deactivation is the node's clean leave.
+   */
+  @Test
+  void updatingAPlugInOrTheCoreRestartsOnlyThatBundle(EtcdCluster etcd) throws Exception {
+    NodeSpec spec = formatted(etcd, "uptest", "up1");
+    try (NodeRuntime rt = NodeRuntime.start(spec, Distribution.bundleDir(), false)) {
+      BundleContext ctx = rt.context();
+      assertEquals(java.util.List.of(), awaitWhole(rt).problems());
+      long membership = component(Health.check(ctx), MEMBERSHIP).id();
+      long generation = generation(ctx);
+      Bundle api = bundle(ctx, "io.etcfs.etcfs-api");
+      long apiModified = api.getLastModified();
+
+      for (String updated : java.util.List.of("alloc-arena", "etcfs-core")) {
+        String name = "io.etcfs." + updated;
+        Set<String> stopped = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        BundleListener listener = e -> {
+          if (e.getType() == BundleEvent.STOPPED) {
+            stopped.add(e.getBundle().getSymbolicName());
+          }
+        };
+        ctx.addBundleListener(listener);
+        try {
+          Bundle b = bundle(ctx, name);
+          try (InputStream in = Files.newInputStream(
+              Distribution.bundleDir().resolve(updated + ".jar"))) {
+            b.update(in);
+          }
+          refresh(ctx, b);
+          Health.Report after = awaitWhole(rt);
+          assertEquals(java.util.List.of(), after.problems(), "after updating " + updated);
+          assertEquals(Set.of(name), stopped, "bundles stopped by the update of " + updated);
+        } finally {
+          ctx.removeBundleListener(listener);
+        }
+        assertEquals(Bundle.ACTIVE, api.getState());
+        assertEquals(apiModified, api.getLastModified(), "the API bundle was updated");
+        assertEquals(membership, component(Health.check(ctx), MEMBERSHIP).id(),
+            "the membership component was reactivated by the update of " + updated);
+        assertEquals(generation, generation(ctx), "the node left and rejoined");
+      }
+    }
+  }
+
+  /** Formats a 256 MiB image as {@code fs} and returns the spec of node {@code node} on it. */
+  private NodeSpec formatted(EtcdCluster etcd, String fs, String node) throws Exception {
+    Path image = tmp.resolve("dev.img");
+    try (var store = etcd.newStore()) {
+      new Formatter(store, s -> { }).format(
+          new Formatter.Options(image, 256L << 20, fs, false, Formatter.DEFAULT_ARENA_SIZE));
+    }
+    return new NodeSpec(fs, node, image, Files.createDirectories(tmp.resolve("mnt")),
+        tmp.resolve("state"), tmp.resolve("state/" + node + ".log"),
+        EtcdConnection.of(etcd.endpoints()), 10, "etcd");
+  }
+
+  private static final String MEMBERSHIP = "io.etcfs.fencing.internal.NodeMembership";
+
+  private static Bundle bundle(BundleContext ctx, String symbolicName) {
+    return java.util.Arrays.stream(ctx.getBundles())
+        .filter(b -> symbolicName.equals(b.getSymbolicName())).findFirst().orElseThrow();
+  }
+
+  /** Refreshes {@code b}'s wiring (which stops and starts it and its dependants) and waits. */
+  private static void refresh(BundleContext ctx, Bundle b) throws InterruptedException {
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    ctx.getBundle(0).adapt(FrameworkWiring.class)
+        .refreshBundles(java.util.List.of(b), e -> done.countDown());
+    assertTrue(done.await(60, java.util.concurrent.TimeUnit.SECONDS), "refresh of " + b);
+  }
+
+  /**
+   * The node's membership generation, read from the Membership service. Its class space is the
+   * framework's, not this test's (whose class path holds the API too): all references, unfiltered.
+   */
+  private static long generation(BundleContext ctx) throws Exception {
+    ServiceReference<?>[] refs = ctx.getAllServiceReferences("io.etcfs.spi.fencing.Membership",
+        null);
+    assertTrue(refs != null && refs.length == 1, "one Membership service");
+    ServiceReference<?> ref = refs[0];
+    Object m = ctx.getService(ref);
+    try {
+      return (Long) m.getClass().getMethod("generation").invoke(m);
+    } finally {
+      ctx.ungetService(ref);
+    }
+  }
+
+  private static Health.Component component(Health.Report r, String name) {
+    return r.components().stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
   }
 
   private static Health.Component coreComponent(Health.Report r) {

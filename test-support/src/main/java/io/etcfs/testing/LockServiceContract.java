@@ -422,7 +422,7 @@ public abstract class LockServiceContract {
   protected int queued(long ino) {
     String hex = String.format("%016x", ino);
     int count = 0;
-    for (KeyValue kv : store().prefix(io.etcfs.spi.meta.Keys.of("/etcfs/"), 0).kvs()) {
+    for (KeyValue kv : store().prefix(io.etcfs.spi.meta.Keys.of(io.etcfs.spi.fs.Keyspace.ROOT), 0).kvs()) {
       if (kv.keyString().contains("/locks/" + hex + "/")) {
         count++;
       }

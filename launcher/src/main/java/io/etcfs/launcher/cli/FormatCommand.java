@@ -2,9 +2,10 @@ package io.etcfs.launcher.cli;
 
 import io.etcfs.core.format.FormatException;
 import io.etcfs.core.format.Formatter;
-import io.etcfs.core.format.FsRecord;
 import io.etcfs.etcd.internal.EtcdMetaStore;
 import io.etcfs.launcher.UserError;
+import io.etcfs.spi.fs.FsRecord;
+import io.etcfs.spi.fs.Keyspace;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -45,11 +46,12 @@ final class FormatCommand implements Callable<Integer> {
     try (EtcdMetaStore store = etcd.connect()) {
       FsRecord r = new Formatter(store, System.out::println).format(
           new Formatter.Options(device.toAbsolutePath(), size, name, force, arenaSize));
-      System.out.println("record /etcfs/" + name + "/fs written to etcd at " + store.describe());
+      System.out.println("record " + Keyspace.of(name).key(Keyspace.RECORD) + " written to etcd at "
+          + store.describe());
       System.out.println("mount it with: etcfs mount " + device.toAbsolutePath()
           + " MOUNTPOINT --etcd " + etcd.endpoints() + (name.equals("etcfs") ? "" : " --name " + name));
-      System.out.println("undo: etcdctl --endpoints " + etcd.endpoints() + " del --prefix /etcfs/"
-          + name + "/   (the device keeps its superblock until formatted again)");
+      System.out.println("undo: etcdctl --endpoints " + etcd.endpoints() + " del --prefix "
+          + Keyspace.of(name).root() + "   (the device keeps its superblock until formatted again)");
       return r == null ? 1 : 0;
     } catch (FormatException e) {
       throw new UserError(e.getMessage());

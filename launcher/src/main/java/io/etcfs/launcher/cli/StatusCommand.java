@@ -1,11 +1,12 @@
 package io.etcfs.launcher.cli;
 
 import io.etcfs.core.format.FsKeys;
-import io.etcfs.core.format.FsRecord;
 import io.etcfs.core.format.Superblock;
 import io.etcfs.etcd.internal.EtcdMetaStore;
 import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.node.EtcdConnection;
+import io.etcfs.spi.fs.FsRecord;
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.KeyValue;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -52,7 +53,7 @@ final class StatusCommand implements Callable<Integer> {
     FsKeys keys = new FsKeys(fs);
     FsRecord r = store.get(keys.record()).map(kv -> FsRecord.decode(kv.value()))
         .orElseThrow(() -> new UserError("no filesystem '" + fs + "' in etcd at " + store.describe()));
-    Superblock s = r.superblock();
+    Superblock s = Superblock.of(r);
     long claimed = store.prefix(keys.arenasPrefix(), 0).kvs().size();
     System.out.printf("filesystem  %s (uuid %s, formatted %s)%n", fs, s.uuid(), r.formatted());
     System.out.printf("etcd        %s%n", store.settings().describeEndpoints());
@@ -85,7 +86,7 @@ final class StatusCommand implements Callable<Integer> {
    */
   private static long usedBytes(EtcdMetaStore store, String fs, int blockSize) {
     long blocks = 0;
-    for (KeyValue kv : store.prefix(io.etcfs.spi.meta.Keys.of("/etcfs/" + fs + "/blocks/"), 0)
+    for (KeyValue kv : store.prefix(Keyspace.of(fs).bytes(Keyspace.BLOCKS), 0)
         .kvs()) {
       String v = kv.valueString();
       blocks += Long.parseLong(v.substring(v.indexOf(':') + 1).strip());

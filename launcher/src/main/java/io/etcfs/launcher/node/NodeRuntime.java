@@ -32,12 +32,13 @@ public final class NodeRuntime implements AutoCloseable {
   private static final String SHELL_BUNDLE = "io.etcfs.shell";
 
   /**
-   * Started before the other bundles: Configuration Admin, SCR and the API bundles it needs, the
-   * core (the SPI) and the etcd client — everything the etcd client's activation depends on.
+   * Started before the other bundles: Configuration Admin, SCR and the OSGi API bundles it needs,
+   * etcfs's API, the core and the etcd client — everything the etcd client's activation depends
+   * on.
    */
   private static final List<String> FIRST = List.of("org.osgi.util.function",
       "org.osgi.util.promise", "org.osgi.service.component", "org.apache.felix.configadmin",
-      "org.apache.felix.scr", "io.etcfs.etcfs-core", "io.etcfs.etcd-client");
+      "org.apache.felix.scr", "io.etcfs.etcfs-api", "io.etcfs.etcfs-core", "io.etcfs.etcd-client");
 
   private static final String HAZELCAST_BACKEND = "hazelcast";
   /** The framework property naming the front end (NodeSpec.LOWLEVEL or HIGHLEVEL). */

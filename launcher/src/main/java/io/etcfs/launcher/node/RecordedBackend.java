@@ -1,13 +1,10 @@
 package io.etcfs.launcher.node;
 
 import io.etcfs.launcher.Failures;
-import java.io.IOException;
-import java.io.StringReader;
 import java.lang.reflect.InvocationTargetException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.Properties;
+import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
 
@@ -15,10 +12,12 @@ import org.osgi.framework.ServiceReference;
  * The lock backend recorded in the filesystem record, read by the node itself once its etcd
  * client is up, when {@code mount} was not told one. The CLI then needs no etcd round trip before
  * it starts the node, and checks etcd while the node's JVM boots. Reflective, because the
- * launcher does not share the bundles' class space.
+ * launcher does not share the bundles' class space (it decodes the record with the API bundle's
+ * {@code FsRecord}).
  */
 final class RecordedBackend {
   private static final String META_STORE = "io.etcfs.spi.meta.MetaStore";
+  private static final String API_BUNDLE = "io.etcfs.etcfs-api";
 
   private RecordedBackend() {}
 
@@ -43,21 +42,28 @@ final class RecordedBackend {
       Thread.sleep(10);
     }
     try {
+      // The API's own keyspace and record parser, as the node's bundles see them: the node's
+      // class path holds no bundle's classes.
+      Bundle api = Services.bundle(ctx, API_BUNDLE);
+      Class<?> keyspace = api.loadClass("io.etcfs.spi.fs.Keyspace");
+      Class<?> fsRecord = api.loadClass("io.etcfs.spi.fs.FsRecord");
+      Object space = keyspace.getMethod("of", String.class).invoke(null, fsName);
       Object found = store.getClass().getMethod("get", byte[].class).invoke(store,
-          ("/etcfs/" + fsName + "/fs").getBytes(StandardCharsets.UTF_8));
+          keyspace.getMethod("record").invoke(space));
       Optional<?> kv = (Optional<?>) found;
       if (kv.isEmpty()) {
         throw new IllegalStateException("filesystem '" + fsName + "' is not formatted (no "
-            + "/etcfs/" + fsName + "/fs in etcd): run etcfs format first");
+            + keyspace.getMethod("key", String.class).invoke(space,
+                keyspace.getField("RECORD").get(null))
+            + " in etcd): run etcfs format first");
       }
-      Object text = kv.get().getClass().getMethod("valueString").invoke(kv.get());
-      Properties record = new Properties();
-      record.load(new StringReader((String) text));
-      return record.getProperty("lockBackend", "etcd");
+      Object value = kv.get().getClass().getMethod("value").invoke(kv.get());
+      Object record = fsRecord.getMethod("decode", byte[].class).invoke(null, value);
+      return (String) fsRecord.getMethod("lockBackend").invoke(record);
     } catch (InvocationTargetException e) {
       throw new IllegalStateException("reading the filesystem record: " + Failures.describe(e),
           e.getCause());
-    } catch (ReflectiveOperationException | IOException e) {
+    } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("reading the filesystem record: " + e, e);
     } finally {
       ctx.ungetService(ref);

@@ -1,5 +1,6 @@
 package io.etcfs.launcher.node;
 
+import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.InvalidSyntaxException;
 import org.osgi.framework.ServiceReference;
@@ -30,5 +31,15 @@ final class Services {
     } catch (InvalidSyntaxException e) {
       throw new IllegalStateException("cannot happen: no filter given", e);
     }
+  }
+
+  /** The installed bundle named {@code symbolicName}. */
+  static Bundle bundle(BundleContext ctx, String symbolicName) {
+    for (Bundle b : ctx.getBundles()) {
+      if (symbolicName.equals(b.getSymbolicName())) {
+        return b;
+      }
+    }
+    throw new IllegalStateException("bundle " + symbolicName + " is not installed");
   }
 }

@@ -8,7 +8,7 @@ import io.etcfs.core.format.FilesystemCheck;
 import io.etcfs.core.format.FormatException;
 import io.etcfs.core.format.Formatter;
 import io.etcfs.core.format.FsKeys;
-import io.etcfs.core.format.FsRecord;
+import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Txn;
@@ -38,7 +38,7 @@ class FormatterTest {
     Path dev = tmp.resolve("a.img");
     FsRecord r = format(dev, 1L << 30, "a", false);
     assertEquals(1L << 30, Files.size(dev));
-    assertEquals(15, r.superblock().arenaCount());
+    assertEquals(15, r.arenas());
     assertEquals(r, FilesystemCheck.verify(store, "a", dev));
     assertTrue(progress.get(progress.size() - 1).startsWith("formatted " + dev));
   }
@@ -51,7 +51,7 @@ class FormatterTest {
     assertEquals("device " + dev + " already holds an etcfs filesystem (use --force to overwrite"
         + " it)", e.getMessage());
     FsRecord second = format(dev, 0, "a", true);
-    assertTrue(!second.superblock().uuid().equals(first.superblock().uuid()));
+    assertTrue(!second.uuid().equals(first.uuid()));
     assertEquals(second, FilesystemCheck.verify(store, "a", dev));
   }
 

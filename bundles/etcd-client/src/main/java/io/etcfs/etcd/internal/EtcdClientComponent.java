@@ -1,7 +1,7 @@
 package io.etcfs.etcd.internal;
 
-import io.etcfs.spi.meta.ForwardingMetaStore;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.support.meta.ForwardingMetaStore;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.osgi.service.component.annotations.Activate;

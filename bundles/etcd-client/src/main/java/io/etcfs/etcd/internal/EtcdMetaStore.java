@@ -10,8 +10,8 @@ import io.etcd.jetcd.options.LeaseOption;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
-import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.MetaStoreException.Kind;
+import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.spi.meta.Txn;
@@ -36,7 +36,7 @@ import java.util.function.Supplier;
  */
 public final class EtcdMetaStore implements MetaStore, AutoCloseable {
   /** Read once at connect time to prove that etcd answers and accepts the credentials. */
-  private static final byte[] PROBE_KEY = Keys.of("/etcfs/");
+  private static final byte[] PROBE_KEY = Keys.of(io.etcfs.spi.fs.Keyspace.ROOT);
 
   private static final ClassLoader BUNDLE_LOADER = EtcdMetaStore.class.getClassLoader();
 

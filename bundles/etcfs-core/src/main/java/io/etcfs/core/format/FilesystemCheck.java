@@ -1,6 +1,7 @@
 package io.etcfs.core.format;
 
 import io.etcfs.core.device.FileBlockDevice;
+import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
 import java.io.IOException;
@@ -27,10 +28,10 @@ public final class FilesystemCheck {
         "no filesystem '" + fsName + "' in etcd at " + store.describe()
             + " (run 'etcfs format' first)"));
     Superblock onDevice = readSuperblock(device);
-    if (!onDevice.uuid().equals(record.superblock().uuid())) {
+    if (!onDevice.uuid().equals(record.uuid())) {
       throw new FormatException(
           "device " + device + " belongs to filesystem " + onDevice.uuid() + " ('"
-              + onDevice.name() + "'), not to '" + fsName + "' (" + record.superblock().uuid()
+              + onDevice.name() + "'), not to '" + fsName + "' (" + record.uuid()
               + ") in etcd: refusing to mount");
     }
     return record;

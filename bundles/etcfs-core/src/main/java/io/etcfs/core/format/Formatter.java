@@ -3,6 +3,7 @@ package io.etcfs.core.format;
 import io.etcfs.core.device.FileBlockDevice;
 import io.etcfs.core.fs.meta.Codec;
 import io.etcfs.core.fs.meta.Inode;
+import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
@@ -63,7 +64,7 @@ public final class Formatter {
     refuseExisting(o, keys);
     Superblock sb =
         new Superblock(UUID.randomUUID(), BLOCK_SIZE, o.arenaSize(), size, DATA_START, o.name());
-    FsRecord record = new FsRecord(sb, "etcd", "arena", Instant.now());
+    FsRecord record = sb.record("etcd", "arena", Instant.now());
     writeDevice(o.device(), sb);
     commitRecord(keys, record, o.force());
     progress.accept(
@@ -155,7 +156,7 @@ public final class Formatter {
     puts.forEach((k, v) -> txn.then(Op.put(k, v)));
     if (!store.commit(txn).succeeded()) {
       throw new FormatException(
-          "filesystem '" + record.superblock().name() + "' was created or joined concurrently;"
+          "filesystem '" + record.name() + "' was created or joined concurrently;"
               + " nothing was changed in etcd (the device superblock was rewritten: format again)");
     }
   }

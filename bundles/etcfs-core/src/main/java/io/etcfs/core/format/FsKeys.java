@@ -1,5 +1,6 @@
 package io.etcfs.core.format;
 
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.Keys;
 
 /**
@@ -8,10 +9,17 @@ import io.etcfs.spi.meta.Keys;
  * so that key order is numeric order and range reads page in inode / block / hash order.
  */
 public final class FsKeys {
+  private final Keyspace space;
   private final String prefix;
 
   public FsKeys(String fsName) {
-    this.prefix = "/etcfs/" + fsName + "/";
+    this.space = Keyspace.of(fsName);
+    this.prefix = space.root();
+  }
+
+  /** The filesystem's keyspace, as every bundle knows it. */
+  public Keyspace space() {
+    return space;
   }
 
   public byte[] prefix() {
@@ -20,19 +28,19 @@ public final class FsKeys {
 
   /** The filesystem record: identity, geometry and cluster-wide backend choices. */
   public byte[] record() {
-    return Keys.of(prefix + "fs");
+    return space.record();
   }
 
   public byte[] membersPrefix() {
-    return Keys.of(prefix + "members/");
+    return space.bytes(Keyspace.MEMBERS);
   }
 
   public byte[] member(String node) {
-    return Keys.of(prefix + "members/" + node);
+    return space.bytes(Keyspace.MEMBERS + node);
   }
 
   public byte[] arenasPrefix() {
-    return Keys.of(prefix + "arenas/");
+    return space.bytes(Keyspace.ARENAS);
   }
 
   /** The next inode number nobody has reserved (decimal text). */
@@ -132,16 +140,15 @@ public final class FsKeys {
    * {@code locks/}; the core never writes there itself, but its watch sees them change).
    */
   public boolean isInodeLock(String key) {
-    return key.startsWith(prefix) && key.startsWith("locks/", prefix.length());
+    return key.startsWith(prefix) && key.startsWith(Keyspace.LOCKS, prefix.length());
   }
 
   /** The key without the filesystem prefix, or null if it is not one of this filesystem's. */
   public String relative(String key) {
-    return key.startsWith(prefix) ? key.substring(prefix.length()) : null;
+    return space.relative(key);
   }
 
   public static String hex(long v) {
-    String s = Long.toHexString(v);
-    return "0".repeat(16 - s.length()) + s;
+    return Keyspace.hex(v);
   }
 }

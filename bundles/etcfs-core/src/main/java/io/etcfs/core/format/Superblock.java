@@ -1,7 +1,9 @@
 package io.etcfs.core.format;
 
+import io.etcfs.spi.fs.FsRecord;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.UUID;
 import java.util.zip.CRC32C;
 
@@ -42,6 +44,18 @@ public record Superblock(
   /** The number of whole arenas on the device. */
   public long arenaCount() {
     return (deviceSize - dataStart) / arenaSize;
+  }
+
+  /** The geometry the filesystem record holds. */
+  public static Superblock of(FsRecord r) {
+    return new Superblock(r.uuid(), r.blockSize(), r.arenaSize(), r.deviceSize(), r.dataStart(),
+        r.name());
+  }
+
+  /** The filesystem record of this superblock. */
+  public FsRecord record(String lockBackend, String allocBackend, Instant formatted) {
+    return new FsRecord(uuid, name, blockSize, arenaSize, deviceSize, dataStart, arenaCount(),
+        lockBackend, allocBackend, formatted);
   }
 
   public ByteBuffer encode() {

@@ -1,7 +1,6 @@
 package io.etcfs.core.fs;
 
 import io.etcfs.spi.blockdev.BlockDevice;
-import io.etcfs.spi.meta.ForwardingMetaStore;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.NoWait;
@@ -9,6 +8,7 @@ import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.spi.meta.Txn;
 import io.etcfs.spi.meta.TxnResult;
+import io.etcfs.support.meta.ForwardingMetaStore;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Optional;

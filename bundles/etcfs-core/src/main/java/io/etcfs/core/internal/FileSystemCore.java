@@ -4,21 +4,21 @@ import io.etcfs.core.device.FencedDevice;
 import io.etcfs.core.device.FileBlockDevice;
 import io.etcfs.core.format.FilesystemCheck;
 import io.etcfs.core.format.FormatException;
-import io.etcfs.core.format.FsRecord;
+import io.etcfs.core.fs.EtcFs;
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.fencing.DeadNode;
 import io.etcfs.spi.fencing.Membership;
 import io.etcfs.spi.fencing.RecoveryParticipant;
+import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.lease.LeaseReport;
 import io.etcfs.spi.lock.LockService;
-import io.etcfs.core.fs.EtcFs;
 import io.etcfs.spi.meta.MetaStore;
-import io.etcfs.spi.shell.Args;
 import io.etcfs.spi.shell.Completion;
 import io.etcfs.spi.shell.CompletionSource;
 import io.etcfs.spi.shell.InodePaths;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.Vfs;
+import io.etcfs.support.shell.Args;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -101,14 +101,14 @@ public final class FileSystemCore {
     try {
       this.engine = new EtcFs(store, config.fsName(), membership, allocator::get, lock::get,
           new FencedDevice(device, membership),
-          record.superblock().blockSize(), EtcFs.DEFAULT_BUFFER_BYTES,
+          record.blockSize(), EtcFs.DEFAULT_BUFFER_BYTES,
           Duration.ofSeconds(config.lockWaitSeconds()));
     } catch (RuntimeException e) {
       device.close();
       throw e;
     }
     this.commands = new CoreCommands(engine, config.mountpoint(),
-        record.superblock().blockSize());
+        record.blockSize());
     Dictionary<String, Object> props = new Hashtable<>();
     props.put("etcfs.fsName", config.fsName());
     this.registration = context.registerService(Vfs.class, engine, props);
@@ -132,7 +132,7 @@ public final class FileSystemCore {
     // for the lock table's PATH column: registered with the filesystem, gone with it
     this.inodePaths = context.registerService(InodePaths.class, engine::pathOf, props);
     LOG.info(
-        "filesystem '" + config.fsName() + "' (" + record.superblock().uuid() + ") on "
+        "filesystem '" + config.fsName() + "' (" + record.uuid() + ") on "
             + config.device() + (device.direct() ? " (O_DIRECT)" : "") + " as node " + membership.nodeName() + " generation "
             + membership.generation());
   }

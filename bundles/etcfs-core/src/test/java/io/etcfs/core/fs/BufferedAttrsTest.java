@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.etcfs.spi.meta.ForwardingMetaStore;
 import io.etcfs.spi.meta.Txn;
 import io.etcfs.spi.meta.TxnResult;
 import io.etcfs.spi.vfs.Attr;
@@ -14,6 +13,7 @@ import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.OpenFile;
 import io.etcfs.spi.vfs.SetAttr;
 import io.etcfs.spi.vfs.Vfs;
+import io.etcfs.support.meta.ForwardingMetaStore;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package io.etcfs.fencing.internal;
 
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
-import io.etcfs.spi.shell.Table;
+import io.etcfs.support.shell.Table;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;

@@ -1,11 +1,12 @@
 package io.etcfs.fencing.internal;
 
 import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.lease.LeaseReport;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
-import io.etcfs.spi.shell.Args;
 import io.etcfs.spi.shell.Completion;
-import io.etcfs.spi.shell.Table;
+import io.etcfs.support.shell.Args;
+import io.etcfs.support.shell.Table;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -16,7 +17,6 @@ import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
-import io.etcfs.spi.lease.LeaseReport;
 import org.osgi.service.component.annotations.Reference;
 
 /**

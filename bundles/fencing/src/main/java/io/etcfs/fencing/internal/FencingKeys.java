@@ -1,43 +1,43 @@
 package io.etcfs.fencing.internal;
 
-import io.etcfs.spi.meta.Keys;
+import io.etcfs.spi.fs.Keyspace;
 
 /** The fencing bundle's keys under {@code /etcfs/<fs>/} (docs/ARCHITECTURE.md, keyspace). */
 final class FencingKeys {
-  private final String prefix;
+  private final Keyspace space;
 
   FencingKeys(String fsName) {
-    this.prefix = "/etcfs/" + fsName + "/";
+    this.space = Keyspace.of(fsName);
   }
 
   byte[] members() {
-    return Keys.of(prefix + "members/");
+    return space.bytes(Keyspace.MEMBERS);
   }
 
   byte[] member(String node) {
-    return Keys.of(prefix + "members/" + node);
+    return space.bytes(Keyspace.MEMBERS + node);
   }
 
   /** Heartbeat slot {@code slot}: held by one incarnation from its join to its leave/recovery. */
   byte[] slot(int slot) {
-    return Keys.of(prefix + "slots/" + String.format("%02x", slot));
+    return space.bytes(Keyspace.SLOTS + Keyspace.hex(slot, 2));
   }
 
   byte[] slots() {
-    return Keys.of(prefix + "slots/");
+    return space.bytes(Keyspace.SLOTS);
   }
 
   /** The election key of the recovery of whoever holds {@code slot}. */
   byte[] recovery(int slot) {
-    return Keys.of(prefix + "recovery/" + String.format("%02x", slot));
+    return space.bytes(Keyspace.RECOVERY + Keyspace.hex(slot, 2));
   }
 
   byte[] fence(String node, long generation) {
-    return Keys.of(prefix + "fences/" + node + "/" + String.format("%016x", generation));
+    return space.bytes(Keyspace.FENCES + node + "/" + Keyspace.hex(generation));
   }
 
   byte[] fences() {
-    return Keys.of(prefix + "fences/");
+    return space.bytes(Keyspace.FENCES);
   }
 
   /** The slot number of a slot key, or -1. */

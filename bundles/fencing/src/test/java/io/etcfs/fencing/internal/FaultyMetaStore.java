@@ -1,6 +1,6 @@
 package io.etcfs.fencing.internal;
 
-import io.etcfs.spi.meta.ForwardingMetaStore;
+import io.etcfs.support.meta.ForwardingMetaStore;
 import io.etcfs.testing.MemoryMetaStore;
 import java.time.Duration;
 import java.util.Set;

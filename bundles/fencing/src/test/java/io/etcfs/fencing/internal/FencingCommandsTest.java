@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Txn;
-import io.etcfs.spi.shell.Table;
+import io.etcfs.support.shell.Table;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.etcfs.alloc.arena.internal;
 
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.Keys;
 import java.nio.charset.StandardCharsets;
 
@@ -14,55 +15,61 @@ final class ArenaKeys {
   /** A parsed reverse-map key. */
   record BlockKey(int arena, long start) {}
 
-  private final String prefix;
+  private final Keyspace space;
+  private final String claims;
+  private final String blocks;
+  private final String wants;
 
   ArenaKeys(String fsName) {
-    this.prefix = "/etcfs/" + fsName + "/";
+    this.space = Keyspace.of(fsName);
+    this.claims = space.key(Keyspace.ARENAS);
+    this.blocks = space.key(Keyspace.BLOCKS);
+    this.wants = space.key(Keyspace.WANTS);
   }
 
   byte[] record() {
-    return Keys.of(prefix + "fs");
+    return space.record();
   }
 
   byte[] claimsPrefix() {
-    return Keys.of(prefix + "arenas/");
+    return Keys.of(claims);
   }
 
   byte[] claim(int arena) {
-    return Keys.of(prefix + "arenas/" + String.format("%08x", arena));
+    return Keys.of(claims + Keyspace.hex(arena, 8));
   }
 
   byte[] blocksPrefix() {
-    return Keys.of(prefix + "blocks/");
+    return Keys.of(blocks);
   }
 
   byte[] arenaBlocks(int arena) {
-    return Keys.of(prefix + "blocks/" + String.format("%08x/", arena));
+    return Keys.of(blocks + Keyspace.hex(arena, 8) + "/");
   }
 
   byte[] block(int arena, long start) {
-    return Keys.of(prefix + "blocks/" + String.format("%08x/%016x", arena, start));
+    return Keys.of(blocks + Keyspace.hex(arena, 8) + "/" + Keyspace.hex(start));
   }
 
   byte[] wantsPrefix() {
-    return Keys.of(prefix + "wants/");
+    return Keys.of(wants);
   }
 
   byte[] want(String node) {
-    return Keys.of(prefix + "wants/" + node);
+    return Keys.of(wants + node);
   }
 
   /** The node asking in a want key, or null for anything else. */
   String wantNode(byte[] key) {
     String k = new String(key, StandardCharsets.UTF_8);
-    String p = prefix + "wants/";
+    String p = wants;
     return k.startsWith(p) && k.length() > p.length() ? k.substring(p.length()) : null;
   }
 
   /** The arena of a claim key, or -1. */
   int claimArena(byte[] key) {
     String k = new String(key, StandardCharsets.UTF_8);
-    String p = prefix + "arenas/";
+    String p = claims;
     if (!k.startsWith(p) || k.length() != p.length() + 8) {
       return -1;
     }
@@ -72,7 +79,7 @@ final class ArenaKeys {
   /** A reverse-map key parsed, or null for anything else under {@code blocks/}. */
   BlockKey blockKey(byte[] key) {
     String k = new String(key, StandardCharsets.UTF_8);
-    String p = prefix + "blocks/";
+    String p = blocks;
     if (!k.startsWith(p) || k.length() != p.length() + 8 + 1 + 16
         || k.charAt(p.length() + 8) != '/') {
       return null;

@@ -1,17 +1,13 @@
 package io.etcfs.alloc.arena.internal;
 
 import io.etcfs.spi.alloc.Extent;
-import java.io.IOException;
-import java.io.StringReader;
-import java.nio.charset.StandardCharsets;
+import io.etcfs.spi.fs.FsRecord;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 
 /**
- * Where the arenas lie on the device, in device blocks (counted from byte 0). Decoded from the
- * filesystem record's Properties text here because the core's {@code FsRecord} is not exported
- * to plug-ins; only the geometry fields are read.
+ * Where the arenas lie on the device, in device blocks (counted from byte 0), from the
+ * filesystem record.
  *
  * @param firstBlock the first block of arena 0 ({@code dataStart / blockSize})
  */
@@ -29,24 +25,15 @@ record Geometry(int blockSize, long firstBlock, long blocksPerArena, int arenas)
   }
 
   static Geometry decode(byte[] record) {
-    Properties p = new Properties();
-    try {
-      p.load(new StringReader(new String(record, StandardCharsets.UTF_8)));
-    } catch (IOException e) {
-      throw new IllegalArgumentException("unreadable filesystem record: " + e.getMessage(), e);
+    return of(FsRecord.decode(record));
+  }
+
+  static Geometry of(FsRecord r) {
+    if (r.arenas() > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("filesystem record has more arenas than an int counts: "
+          + r.arenas());
     }
-    int blockSize = Integer.parseInt(field(p, "blockSize"));
-    long arenaSize = Long.parseLong(field(p, "arenaSize"));
-    long dataStart = Long.parseLong(field(p, "dataStart"));
-    long arenas = Long.parseLong(field(p, "arenas"));
-    Long.parseLong(field(p, "deviceSize"));
-    if (blockSize <= 0 || arenaSize <= 0 || arenaSize % blockSize != 0
-        || dataStart % blockSize != 0 || arenas < 0 || arenas > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("filesystem record has an impossible geometry: blockSize "
-          + blockSize + ", arenaSize " + arenaSize + ", dataStart " + dataStart + ", arenas "
-          + arenas);
-    }
-    return new Geometry(blockSize, dataStart / blockSize, arenaSize / blockSize, (int) arenas);
+    return new Geometry(r.blockSize(), r.firstBlock(), r.blocksPerArena(), (int) r.arenas());
   }
 
   long totalBlocks() {
@@ -85,13 +72,5 @@ record Geometry(int blockSize, long firstBlock, long blocksPerArena, int arenas)
       at = end;
     }
     return pieces;
-  }
-
-  private static String field(Properties p, String name) {
-    String v = p.getProperty(name);
-    if (v == null) {
-      throw new IllegalArgumentException("filesystem record lacks '" + name + "'");
-    }
-    return v.trim();
   }
 }

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.etcfs.alloc.arena.internal.TestFs.Node;
 import io.etcfs.spi.alloc.Extent;
-import io.etcfs.spi.shell.Table;
+import io.etcfs.support.shell.Table;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

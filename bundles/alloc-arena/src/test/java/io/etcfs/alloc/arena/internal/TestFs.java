@@ -2,6 +2,8 @@ package io.etcfs.alloc.arena.internal;
 
 import io.etcfs.spi.alloc.Extent;
 import io.etcfs.spi.alloc.NoSpaceException;
+import io.etcfs.spi.fs.FsRecord;
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
@@ -34,10 +36,10 @@ final class TestFs implements AutoCloseable {
     this.arenas = arenas;
     this.blocksPerArena = blocksPerArena;
     long arenaSize = blocksPerArena * 4096;
-    String record = "#etcfs filesystem record\nuuid=0-0-0-0-0\nname=" + FS + "\nblockSize=4096\n"
-        + "arenaSize=" + arenaSize + "\ndeviceSize=" + (1048576 + arenas * arenaSize + 4096)
-        + "\ndataStart=1048576\narenas=" + arenas + "\nlockBackend=etcd\nallocBackend=arena\n";
-    store.commit(new Txn().then(Op.put(Keys.of("/etcfs/" + FS + "/fs"), Keys.of(record))));
+    FsRecord record = new FsRecord(new java.util.UUID(0, 0), FS, 4096, arenaSize,
+        1048576 + arenas * arenaSize + 4096, 1048576, arenas, "etcd", "arena",
+        java.time.Instant.parse("2026-12-05T00:00:00Z"));
+    store.commit(new Txn().then(Op.put(Keyspace.of(FS).record(), record.encode())));
   }
 
   long total() {

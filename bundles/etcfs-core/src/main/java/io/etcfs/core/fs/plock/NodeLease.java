@@ -1,9 +1,9 @@
 package io.etcfs.core.fs.plock;
 
 import io.etcfs.spi.lease.Deadline;
-import io.etcfs.spi.lease.LeaseKeeper;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.MetaStoreException;
+import io.etcfs.support.lease.LeaseKeeper;
 import java.time.Duration;
 import java.util.logging.Logger;
 
@@ -58,7 +58,7 @@ final class NodeLease {
       return java.util.Optional.empty();
     }
     return java.util.Optional.of(io.etcfs.spi.lease.LeaseReport.of(kind, lease, ttl, deadline,
-        keeper));
+        keeper.lastAcknowledged()));
   }
 
   /** A commit found {@code id} unknown to the store: forget it, the next lock takes a new one. */

@@ -10,7 +10,7 @@ import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.spi.meta.Txn;
-import io.etcfs.spi.meta.ForwardingMetaStore;
+import io.etcfs.support.meta.ForwardingMetaStore;
 import io.etcfs.testing.MemoryMetaStore;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;

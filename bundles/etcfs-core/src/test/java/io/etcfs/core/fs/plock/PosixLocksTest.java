@@ -23,7 +23,7 @@ import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
 import io.etcfs.spi.vfs.PosixLock;
 import io.etcfs.spi.vfs.Vfs;
-import io.etcfs.spi.meta.ForwardingMetaStore;
+import io.etcfs.support.meta.ForwardingMetaStore;
 import io.etcfs.testing.MemoryMetaStore;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,9 +1,9 @@
 package io.etcfs.lock.etcd.internal;
 
+import io.etcfs.spi.lease.LeaseReport;
 import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
-import io.etcfs.spi.lease.LeaseReport;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.lock.LockSession;
 import io.etcfs.spi.lock.LockTimeoutException;
@@ -12,8 +12,8 @@ import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
-import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.meta.MetaStoreException;
+import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.spi.meta.Txn;
@@ -21,8 +21,8 @@ import io.etcfs.spi.meta.TxnResult;
 import io.etcfs.spi.meta.Watch;
 import io.etcfs.spi.meta.WatchEvent;
 import io.etcfs.spi.meta.WatchListener;
-import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.lang.System.Logger;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -227,7 +227,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     this.idleNanos = TimeUnit.SECONDS.toNanos(config.idleReleaseSeconds());
     this.cleanIdleNanos = Math.min(idleNanos,
         TimeUnit.MILLISECONDS.toNanos(config.cleanReleaseMillis()));
-    this.prefix = "/etcfs/" + fsName + "/locks/";
+    this.prefix = io.etcfs.spi.fs.Keyspace.of(fsName).key(io.etcfs.spi.fs.Keyspace.LOCKS);
     this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "etcfs-locks-timer"));
     this.recalls = Executors.newCachedThreadPool(r -> daemon(r, "etcfs-locks-recall"));
     this.idleReleases = Executors.newFixedThreadPool(IDLE_RELEASERS,

@@ -2,7 +2,7 @@ package io.etcfs.lock.etcd.internal;
 
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.meta.KeyValue;
-import io.etcfs.spi.shell.Table;
+import io.etcfs.support.shell.Table;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

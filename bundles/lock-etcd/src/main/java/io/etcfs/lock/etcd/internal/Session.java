@@ -1,10 +1,10 @@
 package io.etcfs.lock.etcd.internal;
 
 import io.etcfs.spi.lease.Deadline;
-import io.etcfs.spi.lease.LeaseKeeper;
 import io.etcfs.spi.lock.LockSession;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.MetaStoreException;
+import io.etcfs.support.lease.LeaseKeeper;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -66,7 +66,8 @@ final class Session implements LockSession {
 
   /** This session's lease, for the shell's {@code leases}. */
   io.etcfs.spi.lease.LeaseReport.Lease report() {
-    return io.etcfs.spi.lease.LeaseReport.of("lock session", lease, ttl, deadline, keeper);
+    return io.etcfs.spi.lease.LeaseReport.of("lock session", lease, ttl, deadline,
+        keeper.lastAcknowledged());
   }
 
   /** Ends the session on purpose: its lease goes, and every lock key with it. */

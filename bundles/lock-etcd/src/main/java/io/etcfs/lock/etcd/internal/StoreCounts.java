@@ -1,11 +1,11 @@
 package io.etcfs.lock.etcd.internal;
 
-import io.etcfs.spi.meta.ForwardingMetaStore;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.RangeResult;
 import io.etcfs.spi.meta.Txn;
 import io.etcfs.spi.meta.TxnResult;
+import io.etcfs.support.meta.ForwardingMetaStore;
 import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
 

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
-import io.etcfs.spi.meta.ForwardingMetaStore;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Txn;
 import io.etcfs.spi.meta.TxnResult;
+import io.etcfs.support.meta.ForwardingMetaStore;
 import io.etcfs.testing.ComponentConfigs;
 import io.etcfs.testing.MemoryMetaStore;
 import java.time.Duration;

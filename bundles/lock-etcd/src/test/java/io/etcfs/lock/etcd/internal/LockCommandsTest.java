@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.shell.InodePaths;
-import io.etcfs.spi.shell.Table;
+import io.etcfs.support.shell.Table;
 import io.etcfs.testing.MemoryMetaStore;
 import java.time.Duration;
 import java.util.Optional;

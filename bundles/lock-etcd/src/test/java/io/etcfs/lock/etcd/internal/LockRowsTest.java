@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
-import io.etcfs.spi.shell.Table;
+import io.etcfs.support.shell.Table;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

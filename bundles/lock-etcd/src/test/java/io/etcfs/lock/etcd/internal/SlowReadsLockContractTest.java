@@ -2,7 +2,7 @@ package io.etcfs.lock.etcd.internal;
 
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.RangeResult;
-import io.etcfs.spi.meta.ForwardingMetaStore;
+import io.etcfs.support.meta.ForwardingMetaStore;
 import io.etcfs.testing.MemoryMetaStore;
 import org.junit.jupiter.api.AfterEach;
 
