@@ -5,6 +5,7 @@ import io.etcfs.core.format.Superblock;
 import io.etcfs.etcd.internal.EtcdMetaStore;
 import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.node.EtcdConnection;
+import io.etcfs.spi.alloc.BlockOwner;
 import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.KeyValue;
@@ -81,15 +82,15 @@ final class StatusCommand implements Callable<Integer> {
   }
 
   /**
-   * The bytes referenced by committed extents: the sum of the allocator's reverse map
-   * ({@code blocks/<arena>/<start>} = {@code <ino>:<length in blocks>}).
+   * The bytes referenced by committed extents: the sum of the block ownership records, which
+   * every allocator keeps the same way (the API's {@link BlockOwner}).
    */
   private static long usedBytes(EtcdMetaStore store, String fs, int blockSize) {
+    Keyspace space = Keyspace.of(fs);
     long blocks = 0;
-    for (KeyValue kv : store.prefix(Keyspace.of(fs).bytes(Keyspace.BLOCKS), 0)
-        .kvs()) {
-      String v = kv.valueString();
-      blocks += Long.parseLong(v.substring(v.indexOf(':') + 1).strip());
+    for (KeyValue kv : store.prefix(BlockOwner.prefix(space), 0).kvs()) {
+      BlockOwner o = BlockOwner.decode(space, kv.key(), kv.value());
+      blocks += o == null ? 0 : o.length();
     }
     return blocks * blockSize;
   }

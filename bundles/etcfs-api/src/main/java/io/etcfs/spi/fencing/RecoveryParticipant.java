@@ -13,7 +13,20 @@ import org.osgi.annotation.versioning.ConsumerType;
  */
 @ConsumerType
 public interface RecoveryParticipant {
-  /** A short name for logs and the fence record. */
+  /** The name of the core's share: orphans, POSIX-lock tables, queued lock state (1.2). */
+  String FILESYSTEM = "filesystem";
+
+  /**
+   * The name of the allocator's share, whichever allocator is in use: a dead node's
+   * reservations and whatever else of its space it held (1.2).
+   */
+  String ALLOCATOR = "allocator";
+
+  /**
+   * A short name for logs and the fence record: the part's role ({@link #FILESYSTEM}, {@link
+   * #ALLOCATOR}), not its implementation, so that the set of parts a recovery needs stays the
+   * same when an implementation is swapped.
+   */
   String name();
 
   /**

@@ -27,7 +27,12 @@ import java.util.zip.CRC32C;
 public record Superblock(
     UUID uuid, int blockSize, long arenaSize, long deviceSize, long dataStart, String name) {
 
-  public static final int FORMAT_VERSION = 1;
+  /**
+   * 2: the block ownership records are keyed by start block alone ({@code blocks/<start>}, the
+   * API's {@code BlockOwner}), no longer by arena and start; a version 1 filesystem's records
+   * would read as none, so it is refused rather than mounted.
+   */
+  public static final int FORMAT_VERSION = 2;
   /** Bytes reserved for the superblock at offset 0. */
   public static final int SIZE = io.etcfs.spi.blockdev.DeviceLayout.SUPERBLOCK_SIZE;
 
@@ -95,7 +100,8 @@ public record Superblock(
     b.position(b.position() + MAGIC.length);
     int version = b.getInt();
     if (version != FORMAT_VERSION) {
-      throw new IllegalArgumentException("unsupported etcfs format version " + version);
+      throw new IllegalArgumentException("formatted with etcfs format version " + version
+          + "; this etcfs reads version " + FORMAT_VERSION + " only (format it again)");
     }
     UUID uuid = new UUID(b.getLong(), b.getLong());
     int blockSize = b.getInt();

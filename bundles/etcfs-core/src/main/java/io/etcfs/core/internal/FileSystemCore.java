@@ -115,7 +115,7 @@ public final class FileSystemCore {
     this.recovery = context.registerService(RecoveryParticipant.class, new RecoveryParticipant() {
       @Override
       public String name() {
-        return "filesystem";
+        return RecoveryParticipant.FILESYSTEM;
       }
 
       @Override

@@ -53,6 +53,16 @@ class SuperblockTest {
   }
 
   @Test
+  void aFilesystemOfAnEarlierFormatIsRefusedWithItsVersion() {
+    ByteBuffer b = ByteBuffer.allocate(Superblock.SIZE).put(sb.encode()).flip();
+    b.putInt(8, 1); // format version 1: ownership records keyed by arena
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> Superblock.decode(b));
+    assertEquals("formatted with etcfs format version 1; this etcfs reads version 2 only (format "
+        + "it again)", e.getMessage());
+  }
+
+  @Test
   void theRecordHoldsTheSameGeometry() {
     FsRecord r = sb.record("etcd", "arena", Instant.parse("2026-11-29T20:00:00Z"));
     assertEquals(127, r.arenas());

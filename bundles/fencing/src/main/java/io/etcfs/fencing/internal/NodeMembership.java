@@ -4,6 +4,7 @@ import io.etcfs.spi.blockdev.DeviceLayout;
 import io.etcfs.spi.fencing.FenceAgent;
 import io.etcfs.spi.fencing.FenceException;
 import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.fencing.RecoveryParticipant;
 import io.etcfs.spi.lease.Deadline;
 import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.KeyValue;
@@ -101,7 +102,8 @@ public final class NodeMembership implements Membership {
 
     @AttributeDefinition(description = "Recovery: participants that must take part "
         + "(comma-separated).")
-    String requiredParticipants() default "filesystem,arenas";
+    String requiredParticipants() default RecoveryParticipant.FILESYSTEM + ","
+        + RecoveryParticipant.ALLOCATOR;
   }
 
   private final MetaStore store;

@@ -71,7 +71,7 @@ class RecoveryTest {
     NodeMembership n2 = join("n2");
     DeadNode dead = crash(n2);
     long t0 = System.nanoTime();
-    assertEquals(List.of(dead), recovery(n1, participants("filesystem", "arenas")).scanOnce());
+    assertEquals(List.of(dead), recovery(n1, participants("filesystem", "allocator")).scanOnce());
     assertTrue(System.nanoTime() - t0 >= FAST.heartbeatTimeout().toNanos(),
         "recovered before the heartbeat could be seen to stop");
     assertEquals(List.of(dead, dead), calls, "each participant once");
@@ -83,8 +83,8 @@ class RecoveryTest {
     assertEquals("none ok", record.getProperty("agentResult").replaceAll(" in .*", ""));
     assertTrue(record.getProperty("heartbeat").startsWith("stopped at beat "),
         record.getProperty("heartbeat"));
-    assertEquals("ok", record.getProperty("participant.arenas"));
-    assertTrue(recovery(n1, participants("filesystem", "arenas")).scanOnce().isEmpty(),
+    assertEquals("ok", record.getProperty("participant.allocator"));
+    assertTrue(recovery(n1, participants("filesystem", "allocator")).scanOnce().isEmpty(),
         "nothing left to recover");
   }
 
@@ -99,7 +99,7 @@ class RecoveryTest {
     Recovery.Timing patient = new Recovery.Timing(Duration.ofSeconds(2), Duration.ofMillis(200),
         Duration.ofMillis(100), Duration.ofSeconds(20), Duration.ofSeconds(20), Duration.ZERO);
     long t0 = System.nanoTime();
-    List<DeadNode> done = recovery(n1, participants("filesystem", "arenas"), patient).scanOnce();
+    List<DeadNode> done = recovery(n1, participants("filesystem", "allocator"), patient).scanOnce();
     assertEquals(List.of(new DeadNode("n2", n2.generation())), done);
     assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(10), "waited out the heartbeat");
     assertTrue(fence("n2", n2.generation()).getProperty("heartbeat").startsWith(
@@ -129,7 +129,7 @@ class RecoveryTest {
       Recovery.Timing shortGiveUp = new Recovery.Timing(Duration.ofSeconds(2),
           Duration.ofMillis(200), Duration.ofMillis(100), Duration.ofMillis(400),
           Duration.ofSeconds(1), Duration.ZERO);
-      Recovery r = recovery(n1, participants("filesystem", "arenas"), shortGiveUp);
+      Recovery r = recovery(n1, participants("filesystem", "allocator"), shortGiveUp);
       assertTrue(r.scanOnce().isEmpty());
       assertTrue(calls.isEmpty(), "no participant may run while the node beats");
       assertTrue(store.get(Keys.of("/etcfs/fs1/slots/01")).isPresent(), "slot kept");
@@ -153,7 +153,7 @@ class RecoveryTest {
     DeadNode dead = crash(join("n2"));
     FenceAgent hanging = agent(() -> Thread.sleep(60_000));
     Recovery r = new Recovery(store, new FencingKeys("fs1"), n1, hanging, open(),
-        () -> participants("filesystem", "arenas"), Set.of("filesystem", "arenas"),
+        () -> participants("filesystem", "allocator"), Set.of("filesystem", "allocator"),
         new Recovery.Timing(Duration.ofMillis(300), Duration.ofMillis(200),
             Duration.ofMillis(100), Duration.ofMillis(400), Duration.ofSeconds(20), Duration.ZERO));
     long t0 = System.nanoTime();
@@ -173,7 +173,7 @@ class RecoveryTest {
       throw new FenceException("power switch did not answer");
     });
     Recovery r = new Recovery(store, new FencingKeys("fs1"), n1, failing, open(),
-        () -> participants("filesystem", "arenas"), Set.of("filesystem", "arenas"), FAST);
+        () -> participants("filesystem", "allocator"), Set.of("filesystem", "allocator"), FAST);
     assertTrue(r.scanOnce().isEmpty());
     assertEquals("failed: fence agent hanging failed: power switch did not answer",
         fence("n2", dead.generation()).getProperty("result"));
@@ -187,7 +187,7 @@ class RecoveryTest {
     DeadNode dead = crash(join("n2"));
     assertTrue(recovery(n1, participants("filesystem")).scanOnce().isEmpty());
     assertTrue(calls.isEmpty());
-    assertEquals("failed: recovery participant(s) [arenas] not available on n1",
+    assertEquals("failed: recovery participant(s) [allocator] not available on n1",
         fence("n2", dead.generation()).getProperty("result"));
   }
 
@@ -196,8 +196,8 @@ class RecoveryTest {
     NodeMembership n1 = join("n1");
     NodeMembership n3 = join("n3");
     DeadNode dead = crash(join("n2"));
-    Recovery r1 = recovery(n1, participants("filesystem", "arenas"));
-    Recovery r3 = recovery(n3, participants("filesystem", "arenas"));
+    Recovery r1 = recovery(n1, participants("filesystem", "allocator"));
+    Recovery r3 = recovery(n3, participants("filesystem", "allocator"));
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
       CountDownLatch go = new CountDownLatch(1);
@@ -225,7 +225,7 @@ class RecoveryTest {
     NodeMembership n2 = join("n2");
     n2.leave();
     members.remove(n2);
-    assertTrue(recovery(n1, participants("filesystem", "arenas")).scanOnce().isEmpty());
+    assertTrue(recovery(n1, participants("filesystem", "allocator")).scanOnce().isEmpty());
     assertTrue(store.prefix(Keys.of("/etcfs/fs1/fences/"), 0).kvs().isEmpty());
   }
 
@@ -234,7 +234,7 @@ class RecoveryTest {
     NodeMembership n1 = join("n1");
     DeadNode old = crash(join("n2"));
     NodeMembership again = join("n2");
-    assertEquals(List.of(old), recovery(n1, participants("filesystem", "arenas")).scanOnce());
+    assertEquals(List.of(old), recovery(n1, participants("filesystem", "allocator")).scanOnce());
     KeyValue slot = store.get(Keys.of("/etcfs/fs1/slots/02")).orElseThrow();
     assertEquals(again.generation(), slot.createRevision(), "the new incarnation keeps its slot");
     assertFalse(again.isFenced());
@@ -267,7 +267,7 @@ class RecoveryTest {
   private Recovery recovery(NodeMembership by, List<RecoveryParticipant> present,
       Recovery.Timing timing) throws IOException {
     return new Recovery(store, new FencingKeys("fs1"), by, new NoneFenceAgent(), open(),
-        () -> present, Set.of("filesystem", "arenas"), timing);
+        () -> present, Set.of("filesystem", "allocator"), timing);
   }
 
   private HeartbeatDevice open() throws IOException {

@@ -1,29 +1,26 @@
 package io.etcfs.alloc.arena.internal;
 
+import io.etcfs.spi.alloc.BlockOwner;
 import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.Keys;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The keys alloc-arena owns under {@code /etcfs/<fs>/}: {@code arenas/<arena, 8 hex>} (claims),
- * {@code blocks/<arena, 8 hex>/<start block, 16 hex>} (the reverse map) and {@code
- * wants/<node>} (a node out of space asking the others for arenas). Fixed-width hex
- * keeps etcd's byte order equal to numeric order, so a range read of one arena's blocks up to a
- * block number is one contiguous key range.
+ * The keys alloc-arena uses under {@code /etcfs/<fs>/}: {@code arenas/<arena, 8 hex>} (claims)
+ * and {@code wants/<node>} (a node out of space asking the others for arenas), its own; and the
+ * block ownership records every allocator keeps, {@code blocks/<start block, 16 hex>} (the
+ * API's {@link BlockOwner}: the reverse map). Fixed-width hex keeps etcd's byte order equal to
+ * numeric order, so the records of one arena's blocks, or of its blocks up to a block number,
+ * are one contiguous key range.
  */
 final class ArenaKeys {
-  /** A parsed reverse-map key. */
-  record BlockKey(int arena, long start) {}
-
   private final Keyspace space;
   private final String claims;
-  private final String blocks;
   private final String wants;
 
   ArenaKeys(String fsName) {
     this.space = Keyspace.of(fsName);
     this.claims = space.key(Keyspace.ARENAS);
-    this.blocks = space.key(Keyspace.BLOCKS);
     this.wants = space.key(Keyspace.WANTS);
   }
 
@@ -39,16 +36,19 @@ final class ArenaKeys {
     return Keys.of(claims + Keyspace.hex(arena, 8));
   }
 
+  /** Every block ownership record ({@link BlockOwner}). */
   byte[] blocksPrefix() {
-    return Keys.of(blocks);
+    return BlockOwner.prefix(space);
   }
 
-  byte[] arenaBlocks(int arena) {
-    return Keys.of(blocks + Keyspace.hex(arena, 8) + "/");
+  /** The key of the ownership record of an extent starting at {@code start}. */
+  byte[] block(long start) {
+    return BlockOwner.key(space, start);
   }
 
-  byte[] block(int arena, long start) {
-    return Keys.of(blocks + Keyspace.hex(arena, 8) + "/" + Keyspace.hex(start));
+  /** The start block of an ownership record's key, or -1 for any other key. */
+  long blockStart(byte[] key) {
+    return BlockOwner.startOf(space, key);
   }
 
   byte[] wantsPrefix() {
@@ -74,23 +74,6 @@ final class ArenaKeys {
       return -1;
     }
     return parseHex(k.substring(p.length()));
-  }
-
-  /** A reverse-map key parsed, or null for anything else under {@code blocks/}. */
-  BlockKey blockKey(byte[] key) {
-    String k = new String(key, StandardCharsets.UTF_8);
-    String p = blocks;
-    if (!k.startsWith(p) || k.length() != p.length() + 8 + 1 + 16
-        || k.charAt(p.length() + 8) != '/') {
-      return null;
-    }
-    int arena = parseHex(k.substring(p.length(), p.length() + 8));
-    try {
-      long start = Long.parseUnsignedLong(k.substring(p.length() + 9), 16);
-      return arena < 0 ? null : new BlockKey(arena, start);
-    } catch (NumberFormatException e) {
-      return null;
-    }
   }
 
   private static int parseHex(String s) {

@@ -35,7 +35,7 @@ public final class ArenaRecovery implements RecoveryParticipant {
 
   @Override
   public String name() {
-    return "arenas";
+    return RecoveryParticipant.ALLOCATOR;
   }
 
   @Override

@@ -1,6 +1,5 @@
 package io.etcfs.alloc.arena.internal;
 
-import io.etcfs.alloc.arena.internal.ArenaKeys.BlockKey;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
@@ -68,7 +67,8 @@ final class BlocksMirror implements WatchListener {
 
   /** Reads one arena's reverse map exactly, for a claim or a rebuild. */
   Snapshot read(int arena) {
-    RangeResult r = store.prefix(keys.arenaBlocks(arena), 0);
+    Geometry g = table.geometry;
+    RangeResult r = store.range(keys.block(g.arenaStart(arena)), keys.block(g.arenaEnd(arena)), 0);
     return new Snapshot(parse(r.kvs()).getOrDefault(arena, new TreeMap<>()), r.revision());
   }
 
@@ -81,7 +81,7 @@ final class BlocksMirror implements WatchListener {
   TreeMap<Long, Ref> readCovering(int arena, long from, long end) {
     Long floor = table.locked(() -> table.arena(arena).refs().floorKey(from));
     if (floor != null) {
-      RangeResult r = store.range(keys.block(arena, floor), keys.block(arena, end), 0);
+      RangeResult r = store.range(keys.block(floor), keys.block(end), 0);
       TreeMap<Long, Ref> refs = parse(r.kvs()).getOrDefault(arena, new TreeMap<>());
       if (refs.containsKey(floor)) {
         return refs;
@@ -98,8 +98,8 @@ final class BlocksMirror implements WatchListener {
     Map<Long, Ref> out = new HashMap<>();
     if (starts.size() > 1) {
       int limit = Math.max(64, 8 * starts.size());
-      RangeResult r = store.range(keys.block(arena, starts.first()),
-          keys.block(arena, starts.last() + 1), limit);
+      RangeResult r = store.range(keys.block(starts.first()), keys.block(starts.last() + 1),
+          limit);
       if (!r.more()) {
         TreeMap<Long, Ref> refs = parse(r.kvs()).getOrDefault(arena, new TreeMap<>());
         starts.forEach(s -> {
@@ -111,7 +111,7 @@ final class BlocksMirror implements WatchListener {
       }
     }
     for (long s : starts) {
-      store.get(keys.block(arena, s)).ifPresent(kv -> out.put(s, Ref.decode(kv.valueString())));
+      store.get(keys.block(s)).ifPresent(kv -> out.put(s, Ref.decode(kv.valueString())));
     }
     return out;
   }
@@ -147,8 +147,8 @@ final class BlocksMirror implements WatchListener {
 
   /** Reads the part of an arena's reverse map that can cover blocks before {@code end}. */
   TreeMap<Long, Ref> readUpTo(int arena, long end) {
-    byte[] from = keys.block(arena, table.geometry.arenaStart(arena));
-    RangeResult r = store.range(from, keys.block(arena, end), 0);
+    byte[] from = keys.block(table.geometry.arenaStart(arena));
+    RangeResult r = store.range(from, keys.block(end), 0);
     return parse(r.kvs()).getOrDefault(arena, new TreeMap<>());
   }
 
@@ -160,11 +160,11 @@ final class BlocksMirror implements WatchListener {
     long top = 0;
     for (WatchEvent e : events) {
       top = Math.max(top, e.kv().modRevision());
-      BlockKey k = keys.blockKey(e.kv().key());
+      long start = keys.blockStart(e.kv().key());
+      int arena = start < 0 ? -1 : table.geometry.arenaOf(start);
       Ref ref = e.type() == WatchEvent.Type.PUT ? Ref.decode(e.kv().valueString()) : null;
-      if (k != null && (ref != null || e.type() == WatchEvent.Type.DELETE)) {
-        parsed.add(new ArenaTable.Event(k.arena(), new RefChange(k.start(), ref),
-            e.kv().modRevision()));
+      if (arena >= 0 && (ref != null || e.type() == WatchEvent.Type.DELETE)) {
+        parsed.add(new ArenaTable.Event(arena, new RefChange(start, ref), e.kv().modRevision()));
       }
     }
     table.apply(parsed);
@@ -227,10 +227,11 @@ final class BlocksMirror implements WatchListener {
   private Map<Integer, TreeMap<Long, Ref>> parse(List<KeyValue> kvs) {
     Map<Integer, TreeMap<Long, Ref>> out = new HashMap<>();
     for (KeyValue kv : kvs) {
-      BlockKey k = keys.blockKey(kv.key());
-      Ref ref = k == null ? null : Ref.decode(kv.valueString());
-      if (ref != null && k.arena() < table.arenaCount()) {
-        out.computeIfAbsent(k.arena(), a -> new TreeMap<>()).put(k.start(), ref);
+      long start = keys.blockStart(kv.key());
+      int arena = start < 0 ? -1 : table.geometry.arenaOf(start);
+      Ref ref = arena < 0 ? null : Ref.decode(kv.valueString());
+      if (ref != null && arena < table.arenaCount()) {
+        out.computeIfAbsent(arena, a -> new TreeMap<>()).put(start, ref);
       }
     }
     return out;

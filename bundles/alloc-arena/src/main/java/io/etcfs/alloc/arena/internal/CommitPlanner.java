@@ -56,7 +56,7 @@ final class CommitPlanner {
       }
     });
     ops.addAll(referenceOps(ino, coalesce(pieces), byArena));
-    byArena.forEach((index, runs) -> addOps(ops, index,
+    byArena.forEach((index, runs) -> addOps(ops,
         ReleasePlan.plan(mirror.readCovering(index, runs.runs().get(0)[0], lastEnd(runs)), runs,
             ino)));
     return ops;
@@ -93,9 +93,9 @@ final class CommitPlanner {
       Long k = proposed.get(p);
       Ref ref = k == null ? null : stored.get(p.arena()).get(k);
       if (ref != null && ref.ino() == ino && k + ref.length() == p.start()) {
-        ops.add(put(p.arena(), k, new Ref(ino, ref.length() + p.length())));
+        ops.add(put(k, new Ref(ino, ref.length() + p.length())));
       } else {
-        ops.add(put(p.arena(), p.start(), new Ref(ino, p.length())));
+        ops.add(put(p.start(), new Ref(ino, p.length())));
       }
     }
     return ops;
@@ -136,15 +136,15 @@ final class CommitPlanner {
     return all.get(all.size() - 1)[1];
   }
 
-  private void addOps(List<Op> ops, int arena, List<RefChange> changes) {
+  private void addOps(List<Op> ops, List<RefChange> changes) {
     for (RefChange c : changes) {
-      ops.add(c.ref() == null ? Op.delete(keys.block(arena, c.start()))
-          : put(arena, c.start(), c.ref()));
+      ops.add(c.ref() == null ? Op.delete(keys.block(c.start()))
+          : put(c.start(), c.ref()));
     }
   }
 
-  private Op put(int arena, long start, Ref ref) {
-    return Op.put(keys.block(arena, start), ref.encode().getBytes(StandardCharsets.UTF_8));
+  private Op put(long start, Ref ref) {
+    return Op.put(keys.block(start), ref.encode().getBytes(StandardCharsets.UTF_8));
   }
 
   /**

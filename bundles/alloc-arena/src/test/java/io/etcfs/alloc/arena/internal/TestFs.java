@@ -37,7 +37,7 @@ final class TestFs implements AutoCloseable {
     this.blocksPerArena = blocksPerArena;
     long arenaSize = blocksPerArena * 4096;
     FsRecord record = new FsRecord(new java.util.UUID(0, 0), FS, 4096, arenaSize,
-        1048576 + arenas * arenaSize + 4096, 1048576, arenas, "etcd", "arena",
+        FIRST_BLOCK * 4096 + arenas * arenaSize + 4096, FIRST_BLOCK * 4096, arenas, "etcd", "arena",
         java.time.Instant.parse("2026-12-05T00:00:00Z"));
     store.commit(new Txn().then(Op.put(Keyspace.of(FS).record(), record.encode())));
   }
@@ -67,9 +67,9 @@ final class TestFs implements AutoCloseable {
     ArenaKeys keys = new ArenaKeys(FS);
     Map<Integer, Map<Long, Ref>> out = new TreeMap<>();
     for (KeyValue kv : store.prefix(keys.blocksPrefix(), 0).kvs()) {
-      ArenaKeys.BlockKey k = keys.blockKey(kv.key());
-      out.computeIfAbsent(k.arena(), a -> new TreeMap<>()).put(k.start(),
-          Ref.decode(kv.valueString()));
+      long start = keys.blockStart(kv.key());
+      int arena = (int) ((start - FIRST_BLOCK) / blocksPerArena);
+      out.computeIfAbsent(arena, a -> new TreeMap<>()).put(start, Ref.decode(kv.valueString()));
     }
     return out;
   }
