@@ -219,16 +219,21 @@ public final class MemoryMetaStore implements MetaStore, AutoCloseable {
 
   private boolean holds(Compare c) {
     KeyValue kv = keys.get(c.key());
-    if (kv == null
-        && (c.target() == Compare.Target.VALUE || c.target() == Compare.Target.VALUE_NOT)) {
-      return false;
-    }
+    long created = kv == null ? 0 : kv.createRevision();
+    long modified = kv == null ? 0 : kv.modRevision();
     return switch (c.target()) {
-      case CREATE_REVISION -> (kv == null ? 0 : kv.createRevision()) == c.expected();
-      case MOD_REVISION -> (kv == null ? 0 : kv.modRevision()) == c.expected();
+      case CREATE_REVISION -> created == c.expected();
+      case CREATE_REVISION_LESS -> created < c.expected();
+      case CREATE_REVISION_GREATER -> created > c.expected();
+      case MOD_REVISION -> modified == c.expected();
+      case MOD_REVISION_LESS -> modified < c.expected();
+      case MOD_REVISION_GREATER -> modified > c.expected();
       case VERSION -> (kv == null ? 0 : kv.version()) == c.expected();
-      case VALUE -> Arrays.equals(kv.value(), c.value());
-      case VALUE_NOT -> !Arrays.equals(kv.value(), c.value());
+      // etcd fails every value compare of an absent key
+      case VALUE -> kv != null && Arrays.equals(kv.value(), c.value());
+      case VALUE_NOT -> kv != null && !Arrays.equals(kv.value(), c.value());
+      case VALUE_LESS -> kv != null && Arrays.compareUnsigned(kv.value(), c.value()) < 0;
+      case VALUE_GREATER -> kv != null && Arrays.compareUnsigned(kv.value(), c.value()) > 0;
     };
   }
 

@@ -130,6 +130,36 @@ public abstract class MetaStoreContract {
         .when(Compare.value(key("none"), new byte[0]))).succeeded());
   }
 
+  /** Below and above (meta 2.1): strict, on revisions and bytewise on values; as etcd does. */
+  @Test
+  void comparesBelowAndAboveAreStrict() {
+    long created = put("k", "m").revision();
+    long changed = put("k", "n").revision();
+    assertTrue(holds(Compare.modRevisionBelow(key("k"), changed + 1)));
+    assertFalse(holds(Compare.modRevisionBelow(key("k"), changed)));
+    assertTrue(holds(Compare.modRevisionAbove(key("k"), changed - 1)));
+    assertFalse(holds(Compare.modRevisionAbove(key("k"), changed)));
+    assertTrue(holds(Compare.createRevisionBelow(key("k"), created + 1)));
+    assertFalse(holds(Compare.createRevisionBelow(key("k"), created)));
+    assertTrue(holds(Compare.createRevisionAbove(key("k"), created - 1)));
+    assertFalse(holds(Compare.createRevisionAbove(key("k"), created)));
+    assertTrue(holds(Compare.valueBelow(key("k"), Keys.of("o"))));
+    assertFalse(holds(Compare.valueBelow(key("k"), Keys.of("n"))));
+    assertTrue(holds(Compare.valueAbove(key("k"), Keys.of("m"))));
+    assertFalse(holds(Compare.valueAbove(key("k"), Keys.of("n"))));
+    // unsigned: 0xff sorts after every ASCII byte
+    assertTrue(holds(Compare.valueBelow(key("k"), new byte[] {(byte) 0xff})));
+    // an absent key: revisions 0, and every value compare fails
+    assertTrue(holds(Compare.modRevisionBelow(key("none"), 1)));
+    assertFalse(holds(Compare.modRevisionAbove(key("none"), 0)));
+    assertFalse(holds(Compare.valueBelow(key("none"), Keys.of("z"))));
+    assertFalse(holds(Compare.valueAbove(key("none"), new byte[0])));
+  }
+
+  private boolean holds(Compare c) {
+    return store().commit(new Txn().when(c)).succeeded();
+  }
+
   @Test
   void aTxnThatWritesNothingKeepsTheRevision() {
     long before = put("k", "1").revision();

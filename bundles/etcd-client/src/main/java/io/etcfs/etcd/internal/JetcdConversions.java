@@ -49,12 +49,19 @@ final class JetcdConversions {
 
   private static Cmp compare(Compare c) {
     CmpTarget<?> target = switch (c.target()) {
-      case CREATE_REVISION -> CmpTarget.createRevision(c.expected());
-      case MOD_REVISION -> CmpTarget.modRevision(c.expected());
+      case CREATE_REVISION, CREATE_REVISION_LESS, CREATE_REVISION_GREATER ->
+          CmpTarget.createRevision(c.expected());
+      case MOD_REVISION, MOD_REVISION_LESS, MOD_REVISION_GREATER ->
+          CmpTarget.modRevision(c.expected());
       case VERSION -> CmpTarget.version(c.expected());
-      case VALUE, VALUE_NOT -> CmpTarget.value(bytes(c.value()));
+      case VALUE, VALUE_NOT, VALUE_LESS, VALUE_GREATER -> CmpTarget.value(bytes(c.value()));
     };
-    Cmp.Op op = c.target() == Compare.Target.VALUE_NOT ? Cmp.Op.NOT_EQUAL : Cmp.Op.EQUAL;
+    Cmp.Op op = switch (c.target()) {
+      case VALUE_NOT -> Cmp.Op.NOT_EQUAL;
+      case MOD_REVISION_LESS, CREATE_REVISION_LESS, VALUE_LESS -> Cmp.Op.LESS;
+      case MOD_REVISION_GREATER, CREATE_REVISION_GREATER, VALUE_GREATER -> Cmp.Op.GREATER;
+      default -> Cmp.Op.EQUAL;
+    };
     return new Cmp(bytes(c.key()), op, target);
   }
 

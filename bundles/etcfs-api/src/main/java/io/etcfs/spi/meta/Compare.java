@@ -12,14 +12,29 @@ package io.etcfs.spi.meta;
  */
 public record Compare(byte[] key, Target target, long expected, byte[] value) {
 
-  /** What a guard compares. All comparisons are equality, except {@link #VALUE_NOT}. */
+  /**
+   * What a guard compares, and how. The first four are equality; the others as named (an
+   * absent key has revisions 0, and fails every value compare, as in etcd).
+   */
   public enum Target {
     CREATE_REVISION,
     MOD_REVISION,
     VERSION,
     VALUE,
     /** The key exists and holds anything but the value given (since 1.4). */
-    VALUE_NOT
+    VALUE_NOT,
+    /** The key's mod revision is below the one given (2.1). */
+    MOD_REVISION_LESS,
+    /** The key's mod revision is above the one given (2.1). */
+    MOD_REVISION_GREATER,
+    /** The key's create revision is below the one given (2.1). */
+    CREATE_REVISION_LESS,
+    /** The key's create revision is above the one given (2.1). */
+    CREATE_REVISION_GREATER,
+    /** The key exists and its value sorts before the one given, bytewise unsigned (2.1). */
+    VALUE_LESS,
+    /** The key exists and its value sorts after the one given, bytewise unsigned (2.1). */
+    VALUE_GREATER
   }
 
   public Compare {
@@ -48,6 +63,36 @@ public record Compare(byte[] key, Target target, long expected, byte[] value) {
    */
   public static Compare valueNot(byte[] key, byte[] value) {
     return new Compare(key, Target.VALUE_NOT, 0, value);
+  }
+
+  /** Holds while the key was last changed before {@code revision} (absent: 0) (2.1). */
+  public static Compare modRevisionBelow(byte[] key, long revision) {
+    return new Compare(key, Target.MOD_REVISION_LESS, revision, null);
+  }
+
+  /** Holds once the key has been changed after {@code revision} (2.1). */
+  public static Compare modRevisionAbove(byte[] key, long revision) {
+    return new Compare(key, Target.MOD_REVISION_GREATER, revision, null);
+  }
+
+  /** Holds while the key's current incarnation was created before {@code revision} (2.1). */
+  public static Compare createRevisionBelow(byte[] key, long revision) {
+    return new Compare(key, Target.CREATE_REVISION_LESS, revision, null);
+  }
+
+  /** Holds while the key's current incarnation was created after {@code revision} (2.1). */
+  public static Compare createRevisionAbove(byte[] key, long revision) {
+    return new Compare(key, Target.CREATE_REVISION_GREATER, revision, null);
+  }
+
+  /** Holds while the key exists and its value sorts before {@code value} (2.1). */
+  public static Compare valueBelow(byte[] key, byte[] value) {
+    return new Compare(key, Target.VALUE_LESS, 0, value);
+  }
+
+  /** Holds while the key exists and its value sorts after {@code value} (2.1). */
+  public static Compare valueAbove(byte[] key, byte[] value) {
+    return new Compare(key, Target.VALUE_GREATER, 0, value);
   }
 
   /** Holds while the key holds exactly {@code value}. */
