@@ -29,7 +29,7 @@ final class Ctx {
    * attributes) is committed or dropped: raised before the buffered value is cleared, after the
    * committed one is readable. A reply that puts buffered values on top of committed ones reads
    * it before and after and reads again if it moved, so it never pairs a committed value from
-   * before a commit with a buffered one cleared by it (see Files#attributes).
+   * before a commit with a buffered one cleared by it (see FileOps#attributes).
    */
   final java.util.concurrent.atomic.AtomicLong settles =
       new java.util.concurrent.atomic.AtomicLong();

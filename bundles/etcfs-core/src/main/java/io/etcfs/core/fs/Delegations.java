@@ -113,7 +113,7 @@ final class Delegations implements Lookups.Queued {
   private final Lookups lookups;
   private final OpenFiles open;
   private final Flusher flusher;
-  private final Files files;
+  private final FileOps files;
   private final Map<Long, Dir> dirs = new ConcurrentHashMap<>();
   /** Inodes whose unlink is queued, and where. */
   private final Map<Long, Dir> victims = new ConcurrentHashMap<>();
@@ -218,7 +218,7 @@ final class Delegations implements Lookups.Queued {
   }
 
   Delegations(Ctx ctx, InodeLocks locks, Removes removes, Creates creates, Lookups lookups,
-      OpenFiles open, Flusher flusher, Files files) {
+      OpenFiles open, Flusher flusher, FileOps files) {
     this.ctx = ctx;
     this.locks = locks;
     this.removes = removes;
@@ -551,7 +551,7 @@ final class Delegations implements Lookups.Queued {
    * its buffer written ahead ({@link Flusher#writeAheadForCreate}), under f's lock: the create
    * will carry the buffer — data, size and attribute changes committed in the transaction that
    * makes the file, with its lock granted clean — and the release ends once that commit is done
-   * ({@link Files#finishDeferred}). False if the create is in a commit already (or none is
+   * ({@link FileOps#finishDeferred}). False if the create is in a commit already (or none is
    * queued): the caller releases as usual, after it.
    */
   boolean carry(FileData f) {

@@ -3,7 +3,6 @@ package io.etcfs.core.fs;
 import io.etcfs.core.format.FsKeys;
 import io.etcfs.core.fs.cache.CacheWatch;
 import io.etcfs.core.fs.plock.PosixLocks;
-import io.etcfs.core.fs.tx.GuardSource;
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.blockdev.BlockDevice;
@@ -43,7 +42,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
   private final AttrChanges attrs;
   private final Xattrs xattrs;
   private final Truncator truncator;
-  private final Files files;
+  private final FileOps files;
   private final Flusher flusher;
   private final InodeLocks locks;
   private final PosixLocks posixLocks;
@@ -97,7 +96,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
     this.xattrs = new Xattrs(ctx, lookups);
     this.truncator = new Truncator(ctx, extents, flusher, open, budget, locks);
     DataPath data = new DataPath(ctx, extents, budget, flusher, locks, truncator);
-    this.files = new Files(ctx, lookups, creates, open, data, flusher, truncator, purger, budget,
+    this.files = new FileOps(ctx, lookups, creates, open, data, flusher, truncator, purger, budget,
         attrs, locks);
     this.posixLocks = new PosixLocks(store, ctx.keys, membership, lockWait);
     this.sweep = new DeadNodeSweep(ctx, purger);
@@ -182,11 +181,6 @@ public final class EtcFs implements Vfs, AutoCloseable {
     }
   }
 
-  /** Where issue #4 adds the lock's fencing-token compare to every commit. */
-  public void addGuardSource(GuardSource source) {
-    ctx.tx.addGuardSource(source);
-  }
-
   /** Whether this node holds {@code dir}'s whole listing in its cache (tests). */
   boolean listingCached(long dir) {
     return dirs.cachedListing(dir) != null;
@@ -210,7 +204,7 @@ public final class EtcFs implements Vfs, AutoCloseable {
    * The attributes as they are now anywhere: this node's buffered writes added, and a writer
    * elsewhere recalled first unless it declared itself clean (its buffered size and times
    * committed) — a stat or lseek(SEEK_END) on this node sees what another node's write() has
-   * returned. {@code cached} was read after {@code since} ({@link Files#attributes}).
+   * returned. {@code cached} was read after {@code since} ({@link FileOps#attributes}).
    */
   private Attr current(Attr cached, long since) throws FsException {
     return locks.beforeAttributes(cached.ino()) ? files.attributes(cached.ino())

@@ -17,14 +17,14 @@ final class Handle implements OpenFile {
   static final int O_APPEND = 02000;
 
   private final Ctx ctx;
-  private final Files files;
+  private final FileOps files;
   private final FileData data;
   private final int flags;
   /** Who opened it: the writer whose writes take set-ID bits away. */
   private final Caller opener;
   private boolean released;
 
-  Handle(Ctx ctx, Files files, FileData data, int flags, Caller opener) {
+  Handle(Ctx ctx, FileOps files, FileData data, int flags, Caller opener) {
     this.ctx = ctx;
     this.files = files;
     this.data = data;

@@ -38,7 +38,7 @@ final class EtcfsFuse extends FuseStubFS {
   private final Namespace names;
   private final FileIo files;
   private final Directories dirs;
-  private final Xattrs xattrs;
+  private final XattrCalls xattrs;
   private final Locks locks;
 
   EtcfsFuse(Vfs vfs, boolean directIo, boolean zeroCopy) {
@@ -47,7 +47,7 @@ final class EtcfsFuse extends FuseStubFS {
     this.locks = new Locks(vfs, handles, Interrupts.load());
     this.files = new FileIo(vfs, handles, new IoBuffers(zeroCopy), directIo, locks);
     this.dirs = new Directories(vfs, handles);
-    this.xattrs = new Xattrs(vfs);
+    this.xattrs = new XattrCalls(vfs);
     RawFlags.setOperationFlags(fuseOperations, RawFlags.NULLPATH_OK | RawFlags.UTIME_OMIT_OK);
   }
 
@@ -105,7 +105,7 @@ final class EtcfsFuse extends FuseStubFS {
   @Override
   public int getattr(String path, FileStat stat) {
     return guard.run("getattr", path, () -> {
-      Stats.fill(names.resolve(path, caller()), stat);
+      StatStructs.fill(names.resolve(path, caller()), stat);
       return 0;
     });
   }
@@ -221,7 +221,7 @@ final class EtcfsFuse extends FuseStubFS {
   @Override
   public int statfs(String path, Statvfs stat) {
     return guard.run("statfs", path, () -> {
-      Stats.fill(vfs.statfs(), stat);
+      StatStructs.fill(vfs.statfs(), stat);
       return 0;
     });
   }

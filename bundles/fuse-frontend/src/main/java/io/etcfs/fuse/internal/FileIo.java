@@ -102,7 +102,7 @@ final class FileIo {
   }
 
   int getattr(FuseFileInfo fi, FileStat stat) throws FsException {
-    Stats.fill(vfs.getattr(handles.file(fi.fh.get()).ino()), stat);
+    StatStructs.fill(vfs.getattr(handles.file(fi.fh.get()).ino()), stat);
     return 0;
   }
 }

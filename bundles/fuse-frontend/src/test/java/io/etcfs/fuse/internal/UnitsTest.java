@@ -31,7 +31,7 @@ class UnitsTest {
   void xattrSizeQueryAndErange() throws Exception {
     MemoryVfs vfs = new MemoryVfs();
     vfs.setxattr(Vfs.ROOT, "user.a", "12345".getBytes(), 0, Caller.ROOT);
-    Xattrs xattrs = new Xattrs(vfs);
+    XattrCalls xattrs = new XattrCalls(vfs);
     Pointer buf = Memory.allocateDirect(RUNTIME, 64);
     assertEquals(5, xattrs.get(Vfs.ROOT, "user.a", buf, 0), "size 0 asks for the size");
     FsException e =

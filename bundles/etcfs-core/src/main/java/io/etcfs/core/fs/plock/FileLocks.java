@@ -19,11 +19,11 @@ final class FileLocks {
 
   private final FsKeys keys;
   private final String node;
-  private final LockTable table;
+  private final FileLockTable table;
   private final Held held;
   private final Waits waits;
 
-  FileLocks(FsKeys keys, String node, LockTable table, Held held, Waits waits) {
+  FileLocks(FsKeys keys, String node, FileLockTable table, Held held, Waits waits) {
     this.keys = keys;
     this.node = node;
     this.table = table;
@@ -45,13 +45,13 @@ final class FileLocks {
   private void lock(long ino, long owner, String mode, boolean wait,
       BooleanSupplier interrupted) throws FsException {
     byte[] t = keys.flocks(ino);
-    byte[] own = LockTable.ownerKey(t, node, owner);
+    byte[] own = FileLockTable.ownerKey(t, node, owner);
     String id = new String(own, StandardCharsets.UTF_8);
     String what = "flock of inode " + ino;
     long deadline = waits.deadline();
     int races = 0; // commits lost to another owner's change, not wake-ups of a wait
     while (true) {
-      LockTable.Snapshot s = table.read(t, own);
+      FileLockTable.Snapshot s = table.read(t, own);
       String current = s.own() == null ? null : s.own().valueString();
       if (mode.equals(current)) {
         return;
@@ -80,14 +80,14 @@ final class FileLocks {
 
   private void unlock(long ino, long owner) throws FsException {
     byte[] t = keys.flocks(ino);
-    byte[] own = LockTable.ownerKey(t, node, owner);
+    byte[] own = FileLockTable.ownerKey(t, node, owner);
     String id = new String(own, StandardCharsets.UTF_8);
     Object token = held.token(id);
     if (token == null) {
       return; // the release of a file that was never flock-ed on this node
     }
     for (int attempt = 0; ; attempt++) {
-      LockTable.Snapshot s = table.read(t, own);
+      FileLockTable.Snapshot s = table.read(t, own);
       if (s.own() == null || table.commit(t, own, s, null)) {
         held.forget(id, token);
         return;
@@ -96,7 +96,7 @@ final class FileLocks {
     }
   }
 
-  private static KeyValue conflicting(LockTable.Snapshot s, String mode) {
+  private static KeyValue conflicting(FileLockTable.Snapshot s, String mode) {
     for (KeyValue kv : s.others()) {
       if (mode.equals(EXCLUSIVE) || kv.valueString().equals(EXCLUSIVE)) {
         return kv;

@@ -38,7 +38,7 @@ public final class PosixLocks implements AutoCloseable {
     this.membership = membership;
     String node = membership.nodeName();
     this.lease = new NodeLease(store, ttl, "etcfs-plock-lease-" + node);
-    LockTable table = new LockTable(store, membership, lease);
+    FileLockTable table = new FileLockTable(store, membership, lease);
     Held held = new Held();
     Waits waits = new Waits(wait);
     this.ranges = new RangeLocks(keys, node, table, held, waits);

@@ -12,7 +12,7 @@ import java.util.function.BooleanSupplier;
 /**
  * fcntl byte-range locks, cluster-wide: each owner's ranges are one key under the inode's
  * table, and every change is decided against every other owner's key and committed atomically
- * with respect to them ({@link LockTable}).
+ * with respect to them ({@link FileLockTable}).
  */
 final class RangeLocks {
   /**
@@ -24,11 +24,11 @@ final class RangeLocks {
 
   private final FsKeys keys;
   private final String node;
-  private final LockTable table;
+  private final FileLockTable table;
   private final Held held;
   private final Waits waits;
 
-  RangeLocks(FsKeys keys, String node, LockTable table, Held held, Waits waits) {
+  RangeLocks(FsKeys keys, String node, FileLockTable table, Held held, Waits waits) {
     this.keys = keys;
     this.node = node;
     this.table = table;
@@ -39,9 +39,9 @@ final class RangeLocks {
   PosixLock getlk(long ino, long owner, PosixLock wanted) throws FsException {
     check(ino, wanted, false);
     byte[] t = keys.posixLocks(ino);
-    LockTable.Snapshot s = table.read(t, LockTable.ownerKey(t, node, owner));
+    FileLockTable.Snapshot s = table.read(t, FileLockTable.ownerKey(t, node, owner));
     boolean write = wanted.type() == PosixLock.Type.WRITE;
-    byte[] local = LockTable.nodePrefix(t, node);
+    byte[] local = FileLockTable.nodePrefix(t, node);
     for (KeyValue kv : s.others()) {
       OwnerRanges r = OwnerRanges.decode(kv.valueString());
       Span c = r.conflict(write, wanted.start(), wanted.end());
@@ -56,7 +56,7 @@ final class RangeLocks {
       throws FsException {
     check(ino, lock, true);
     byte[] t = keys.posixLocks(ino);
-    byte[] own = LockTable.ownerKey(t, node, owner);
+    byte[] own = FileLockTable.ownerKey(t, node, owner);
     String id = new String(own, StandardCharsets.UTF_8);
     boolean unlock = lock.type() == PosixLock.Type.UNLOCK;
     Object token = held.token(id);
@@ -67,7 +67,7 @@ final class RangeLocks {
     long deadline = waits.deadline();
     int races = 0; // commits lost to another owner's change, not wake-ups of a wait
     while (true) {
-      LockTable.Snapshot s = table.read(t, own);
+      FileLockTable.Snapshot s = table.read(t, own);
       if (!unlock) {
         KeyValue holder = conflicting(s, lock);
         if (holder != null) {
@@ -104,7 +104,7 @@ final class RangeLocks {
     }
   }
 
-  private static KeyValue conflicting(LockTable.Snapshot s, PosixLock lock) {
+  private static KeyValue conflicting(FileLockTable.Snapshot s, PosixLock lock) {
     boolean write = lock.type() == PosixLock.Type.WRITE;
     for (KeyValue kv : s.others()) {
       if (OwnerRanges.decode(kv.valueString()).conflict(write, lock.start(), lock.end())

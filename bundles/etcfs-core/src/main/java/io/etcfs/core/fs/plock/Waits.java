@@ -42,9 +42,9 @@ final class Waits {
    * Waits for {@code table} to change after {@code revision}; fails with EINTR once {@code
    * interrupted} says so and with ENOLCK at {@code deadline}.
    */
-  void await(LockTable table, byte[] key, long revision, long deadline,
+  void await(FileLockTable table, byte[] key, long revision, long deadline,
       BooleanSupplier interrupted, String what) throws FsException {
-    try (LockTable.Change change = table.watch(key, revision)) {
+    try (FileLockTable.Change change = table.watch(key, revision)) {
       while (true) {
         if (interrupted.getAsBoolean() || Thread.currentThread().isInterrupted()) {
           throw new FsException(Errno.EINTR, what + ": the waiting caller was interrupted");

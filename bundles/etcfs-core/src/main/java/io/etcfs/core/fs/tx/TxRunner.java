@@ -13,14 +13,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.LongConsumer;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.logging.Logger;
 
 /**
- * Runs metadata changes: each is one etcd transaction guarded by what it read, by this node's
- * generation (invariant 3: a fenced node's commits never apply) and by whatever the registered
- * {@link GuardSource}s add. A conflict runs the body again with fresh reads, a bounded number of
+ * Runs metadata changes: each is one etcd transaction guarded by what it read and by this node's
+ * generation (invariant 3: a fenced node's commits never apply); a change under an inode lock
+ * adds that lock's guards itself. A conflict runs the body again with fresh reads, a bounded number of
  * times with jittered backoff so that two nodes fighting over one key do not livelock.
  */
 public final class TxRunner {
@@ -57,20 +56,11 @@ public final class TxRunner {
   private final MetaStore store;
   private final MetaCache cache;
   private final Membership membership;
-  private final List<GuardSource> guardSources = new CopyOnWriteArrayList<>();
 
   public TxRunner(MetaStore store, MetaCache cache, Membership membership) {
     this.store = store;
     this.cache = cache;
     this.membership = membership;
-  }
-
-  public void addGuardSource(GuardSource source) {
-    guardSources.add(source);
-  }
-
-  public void removeGuardSource(GuardSource source) {
-    guardSources.remove(source);
   }
 
   /** Fails with EIO once this node is fenced: it must change nothing any more. */
@@ -193,9 +183,6 @@ public final class TxRunner {
         alone.add(p);
       } else if (!p.done()) {
         int size = tx.size();
-        for (GuardSource g : guardSources) {
-          size += g.guards(tx).size();
-        }
         if (tx.disjoint(txs) && ops + size <= MAX_TXN_OPS) {
           together.add(p);
           txs.add(tx);
@@ -277,11 +264,6 @@ public final class TxRunner {
   private long commit(String what, List<MetaTx> txs) throws FsException {
     List<Compare> extra = new ArrayList<>();
     extra.add(Compare.createRevision(membership.memberKey(), membership.generation()));
-    for (GuardSource s : guardSources) {
-      for (MetaTx tx : txs) {
-        extra.addAll(s.guards(tx));
-      }
-    }
     io.etcfs.spi.meta.Txn txn = MetaTx.together(txs, extra);
     if (txn.size() > MAX_TXN_OPS) {
       throw new FsException(Errno.EIO, what + ": " + txn.size() + " operations, more than etcd"

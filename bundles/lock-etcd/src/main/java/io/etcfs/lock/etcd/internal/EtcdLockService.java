@@ -182,7 +182,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
   static final String CLEAN = " clean";
   private final Map<Long, Held> held = new ConcurrentHashMap<>();
   /** Every lock key of the filesystem, from the watch (for {@link #attributesFrom}). */
-  private final LockTable table = new LockTable();
+  private final LockView table = new LockView();
   /** The newest revision the watch has shown: its start's full read, then each event's. */
   private final AtomicLong applied = new AtomicLong();
   /**
@@ -392,7 +392,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
         HeldLock lock = new HeldLock(inode, LockMode.SHARED, kv.createRevision(), s.lease,
             put.revision());
         Held h = new Held(lock, s);
-        LockTable.Request wanted;
+        LockView.Request wanted;
         synchronized (table) {
           held.put(inode, h);
           wanted = table.firstConflict(inode, kv.createRevision(), LockMode.SHARED);
@@ -684,7 +684,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     h.clean = grant.ops().stream().anyMatch(
         op -> op instanceof Op.Put p && java.util.Arrays.equals(p.value(), value(LockMode.EXCLUSIVE, CLEAN)));
     inodes.computeIfAbsent(inode, i -> new InodeState());
-    LockTable.Request wanted;
+    LockView.Request wanted;
     // Under the table's monitor: a request the watch shows from here on finds the lock held and
     // recalls it; one it showed before is in the table now.
     synchronized (table) {
@@ -802,7 +802,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
         for (KeyValue kv : all.kvs()) {
           long[] il = inodeAndLease(kv.keyString());
           if (il != null) {
-            LockTable.Request r = request(il[1], kv);
+            LockView.Request r = request(il[1], kv);
             table.put(il[0], r);
             // what a writer did while no watch ran shows through the metadata watch; one
             // writing now is told as its key would have been
@@ -841,7 +841,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       if (e.type() == WatchEvent.Type.DELETE) {
         table.delete(inode, lease, e.kv().modRevision());
       } else {
-        LockTable.Request r = request(lease, e.kv());
+        LockView.Request r = request(lease, e.kv());
         table.put(inode, r);
         tellExclusive(inode, lease, r);
       }
@@ -883,7 +883,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
    * buffer changes. Told before {@link #applied} shows the event (so before attributesFrom
    * answers from it).
    */
-  private void tellExclusive(long inode, long lease, LockTable.Request r) {
+  private void tellExclusive(long inode, long lease, LockView.Request r) {
     java.util.function.LongConsumer listener = exclusiveListener;
     Session s = session;
     if (listener == null || r.mode() != LockMode.EXCLUSIVE || r.clean()
@@ -914,7 +914,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
    */
   private void dropStray(long inode) {
     Session s = session;
-    LockTable.Request mine = s == null ? null : table.request(inode, s.lease);
+    LockView.Request mine = s == null ? null : table.request(inode, s.lease);
     if (mine == null || mine.mode() != LockMode.SHARED) {
       return;
     }
@@ -955,8 +955,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     }
   }
 
-  private static LockTable.Request request(long lease, KeyValue kv) {
-    return new LockTable.Request(lease, kv.createRevision(), mode(kv),
+  private static LockView.Request request(long lease, KeyValue kv) {
+    return new LockView.Request(lease, kv.createRevision(), mode(kv),
         kv.valueString().endsWith(CLEAN), kv.modRevision());
   }
 
@@ -972,7 +972,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       // This node is giving or just gave the lock back for a request its watch has not shown
       // yet (a writer's, whose write() may have returned by now): ask etcd. Only then.
       try {
-        LockTable queue = new LockTable();
+        LockView queue = new LockView();
         for (KeyValue kv : store.prefix(inodePrefix(inode), 0).kvs()) {
           long[] il = inodeAndLease(kv.keyString());
           if (il != null) {
@@ -996,9 +996,9 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
    *     the last exclusive holder's release, which the caller's cache must have reached (its
    *     commits came before), or 0
    */
-  private long answer(LockTable queue, long inode, long goneAt) {
+  private long answer(LockView queue, long inode, long goneAt) {
     Session s = session;
-    LockTable.Request writer = queue.writerElsewhere(inode, s == null ? 0 : s.id());
+    LockView.Request writer = queue.writerElsewhere(inode, s == null ? 0 : s.id());
     if (writer == null) {
       return goneAt;
     }
@@ -1305,7 +1305,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     HeldLock shared = new HeldLock(inode, LockMode.SHARED, h.lock.fencingToken(),
         h.lock.sessionId(), h.lock.grantRevision());
     Held now = new Held(shared, h.session);
-    LockTable.Request wanted;
+    LockView.Request wanted;
     synchronized (table) {
       if (!held.replace(inode, h, now)) {
         return; // its session ended meanwhile: nothing is held
@@ -1333,7 +1333,7 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     }
     tellDowngraded(h.lock, h.lock);
     wakeAll();
-    LockTable.Request wanted = table.firstConflict(h.lock.inode(), h.lock.fencingToken(),
+    LockView.Request wanted = table.firstConflict(h.lock.inode(), h.lock.fencingToken(),
         LockMode.EXCLUSIVE);
     if (wanted != null) {
       recall(h, wanted.mode());

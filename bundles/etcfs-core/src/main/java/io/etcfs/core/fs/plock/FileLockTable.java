@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  * that leaves the table empty, so an inode that nobody locks keeps no key. Reading it absent
  * later is safe: it is absent only while no owner key exists.
  */
-final class LockTable {
+final class FileLockTable {
   /** What one range read of a table saw. */
   record Snapshot(long revision, KeyValue version, KeyValue own, List<KeyValue> others) {}
 
@@ -42,7 +42,7 @@ final class LockTable {
   private final Membership membership;
   private final NodeLease lease;
 
-  LockTable(MetaStore store, Membership membership, NodeLease lease) {
+  FileLockTable(MetaStore store, Membership membership, NodeLease lease) {
     this.store = store;
     this.membership = membership;
     this.lease = lease;

@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.logging.Logger;
 
 /** open, create and the last close of files on this node. */
-final class Files {
-  private static final Logger LOG = Logger.getLogger(Files.class.getName());
+final class FileOps {
+  private static final Logger LOG = Logger.getLogger(FileOps.class.getName());
 
   private final Ctx ctx;
   private final Lookups lookups;
@@ -31,7 +31,7 @@ final class Files {
   /** Set once, after construction (it needs this). */
   private Delegations delegations;
 
-  Files(Ctx ctx, Lookups lookups, Creates creates, OpenFiles open, DataPath data,
+  FileOps(Ctx ctx, Lookups lookups, Creates creates, OpenFiles open, DataPath data,
       Flusher flusher, Truncator truncator, Purger purger, MemoryBudget budget,
       AttrChanges attrs, InodeLocks locks) {
     this.ctx = ctx;

@@ -7,11 +7,11 @@ import ru.serce.jnrfuse.struct.Statvfs;
 import ru.serce.jnrfuse.struct.Timespec;
 
 /** Copies the Vfs's attribute records into the C structs libfuse reads. */
-final class Stats {
+final class StatStructs {
   static final int BLOCK_SIZE = 4096;
   private static final long NS = 1_000_000_000L;
 
-  private Stats() {}
+  private StatStructs() {}
 
   static void fill(Attr attr, FileStat stat) {
     stat.st_ino.set(attr.ino());

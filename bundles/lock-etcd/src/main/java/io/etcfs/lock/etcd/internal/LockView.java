@@ -12,7 +12,7 @@ import java.util.Map;
  * request holds alone). Rebuilt from a full read whenever the watch (re)starts, then kept by its
  * events.
  */
-final class LockTable {
+final class LockView {
   /** One request: {@code clean} only for an exclusive holder that committed everything. */
   record Request(long lease, long createRevision, LockMode mode, boolean clean,
       long modRevision) {}

@@ -3,12 +3,12 @@ package io.etcfs.lock.etcd.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import io.etcfs.lock.etcd.internal.LockTable.Request;
+import io.etcfs.lock.etcd.internal.LockView.Request;
 import io.etcfs.spi.lock.LockMode;
 import org.junit.jupiter.api.Test;
 
-class LockTableTest {
-  private final LockTable t = new LockTable();
+class LockViewTest {
+  private final LockView t = new LockView();
 
   private static Request req(long lease, long created, LockMode mode) {
     return new Request(lease, created, mode, false, created);

@@ -13,14 +13,14 @@ import jnr.ffi.Pointer;
  * for the length, a buffer too small is ERANGE. {@code security.capability}, asked before every
  * write, goes to the Vfs like any other name: the core answers it from memory.
  */
-final class Xattrs {
+final class XattrCalls {
   /** XATTR_SIZE_MAX: the kernel never passes a larger value. */
   static final int MAX_VALUE = 64 * 1024;
   /** Not in {@link Errno} (yet): "argument list too long", setxattr's answer to a huge value. */
 
   private final Vfs vfs;
 
-  Xattrs(Vfs vfs) {
+  XattrCalls(Vfs vfs) {
     this.vfs = vfs;
   }
 
