@@ -1,15 +1,14 @@
 package io.etcfs.core.fs;
 
 import io.etcfs.core.fs.meta.Inode;
+import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
-import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.vfs.OpenFile;
 import io.etcfs.spi.vfs.SetAttr;
-import java.util.Collections;
-import java.util.LinkedHashMap;
+import io.etcfs.support.collect.BoundedMaps;
 import java.util.Map;
 import java.util.logging.Logger;
 
@@ -254,13 +253,7 @@ final class FileOps {
    * of the file on this node reports one, as Linux reports a failed write-back to the next
    * fsync. Nobody else waits for a release: a close has returned long before.
    */
-  private final Map<Long, FsException> failedReleases = Collections.synchronizedMap(
-      new LinkedHashMap<>(64, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, FsException> eldest) {
-          return size() > 1024;
-        }
-      });
+  private final Map<Long, FsException> failedReleases = BoundedMaps.synchronizedOf(1024, false);
 
   /** At a close or fsync: the failure of an earlier release's commit of the file, once. */
   void reportFailedRelease(FileData f) throws FsException {

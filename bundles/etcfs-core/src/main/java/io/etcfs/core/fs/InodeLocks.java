@@ -12,6 +12,7 @@ import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.NoWait;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
+import io.etcfs.support.collect.BoundedMaps;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -72,13 +73,7 @@ final class InodeLocks implements RecallHandler {
    * window is a few instructions wide, so the most recent few thousand are plenty (memory stays
    * bounded; a caller that missed the entry would only fail its commit, never corrupt).
    */
-  private final Map<Long, HeldLock> lastGone = java.util.Collections.synchronizedMap(
-      new java.util.LinkedHashMap<>(64, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, HeldLock> eldest) {
-          return size() > 4096;
-        }
-      });
+  private final Map<Long, HeldLock> lastGone = BoundedMaps.synchronizedOf(4096, false);
   /** The exclusive locks let go last, in order: a hint for prefetching them back together. */
   private final GoneOrder goneOrder = new GoneOrder();
   /** Locks being let go: no cache grant from them any more. */
@@ -717,13 +712,7 @@ final class InodeLocks implements RecallHandler {
    * The fencing tokens of the locks adopted from queued creates, by inode (see {@link
    * #provisionalGrant}). Bounded: an entry lost costs only a page drop, as for any new grant.
    */
-  private final Map<Long, Long> continued = java.util.Collections.synchronizedMap(
-      new java.util.LinkedHashMap<>(64, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
-          return size() > 16_384;
-        }
-      });
+  private final Map<Long, Long> continued = BoundedMaps.synchronizedOf(16_384, false);
 
   private void letGo(HeldLock lock) throws FsException {
     // Before anything of the hand-over: from here the kernel caches nothing more under this

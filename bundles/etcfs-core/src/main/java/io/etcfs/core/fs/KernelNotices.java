@@ -3,9 +3,8 @@ package io.etcfs.core.fs;
 import io.etcfs.core.format.FsKeys;
 import io.etcfs.spi.meta.WatchEvent;
 import io.etcfs.spi.vfs.KernelCache;
+import io.etcfs.support.collect.BoundedMaps;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -38,13 +37,7 @@ final class KernelNotices implements io.etcfs.core.fs.tx.TxRunner.CommitListener
 
   private final FsKeys keys;
   private volatile KernelCache sink;
-  private final Map<Long, Boolean> own = Collections.synchronizedMap(
-      new LinkedHashMap<>(1024, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
-          return size() > OWN_REVISIONS;
-        }
-      });
+  private final Map<Long, Boolean> own = BoundedMaps.synchronizedOf(OWN_REVISIONS, false);
   private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
     Thread t = new Thread(r, "etcfs-kernel-notices");
     t.setDaemon(true);

@@ -1,6 +1,6 @@
 package io.etcfs.core.fs;
 
-import java.util.LinkedHashMap;
+import io.etcfs.support.collect.BoundedMaps;
 import java.util.Map;
 
 /**
@@ -23,7 +23,6 @@ final class LastNames {
   /** One name of an inode: the directory it was seen in and the entry's name there. */
   record Link(long dir, String name) {}
 
-  private final int capacity;
   private final Map<Long, Link> links;
 
   LastNames() {
@@ -31,13 +30,7 @@ final class LastNames {
   }
 
   LastNames(int capacity) {
-    this.capacity = capacity;
-    this.links = new LinkedHashMap<>(64, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<Long, Link> eldest) {
-        return size() > LastNames.this.capacity;
-      }
-    };
+    this.links = BoundedMaps.of(capacity, true);
   }
 
   /** Remembers {@code name} in {@code dir} as the inode's name; "." and ".." are no names. */

@@ -14,6 +14,7 @@ import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Txn;
 import io.etcfs.spi.meta.TxnResult;
 import io.etcfs.support.lease.LeaseKeeper;
+import io.etcfs.support.retry.Backoff;
 import java.io.IOException;
 import java.io.StringReader;
 import java.lang.System.Logger.Level;
@@ -67,8 +68,8 @@ final class Recovery {
   private static final Logger LOG = System.getLogger(Recovery.class.getName());
   /** TTL of the election key's lease: a dead recoverer's claim lapses this long after it died. */
   private static final Duration CLAIM_TTL = Duration.ofSeconds(10);
-  private static final Duration FIRST_BACKOFF = Duration.ofSeconds(10);
-  private static final Duration MAX_BACKOFF = Duration.ofMinutes(5);
+  /** After a failed recovery of one incarnation, the next try: 10 s, doubling to 5 min. */
+  private static final Backoff RETRY = new Backoff(Duration.ofSeconds(10), Duration.ofMinutes(5));
 
   /**
    * @param agentSlack how much longer than {@code fenceTimeout} an agent call is waited for: the
@@ -322,7 +323,7 @@ final class Recovery {
 
   private void failed(DeadNode dead, FenceRecord record, String reason) {
     int n = attempts.merge(dead.generation(), 1, Integer::sum);
-    long backoff = Math.min(MAX_BACKOFF.toNanos(), FIRST_BACKOFF.toNanos() << Math.min(n - 1, 10));
+    long backoff = RETRY.delay(n).toNanos();
     retryAt.put(dead.generation(), System.nanoTime() + backoff);
     LOG.log(Level.WARNING, "recovery of {0} generation {1} failed (attempt {2}): {3}; its "
         + "arenas stay out of reach; retrying in {4}", dead.node(), dead.generation(), n, reason,

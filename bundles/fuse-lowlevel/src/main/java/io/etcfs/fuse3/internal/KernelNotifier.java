@@ -1,10 +1,12 @@
 package io.etcfs.fuse3.internal;
 
 import io.etcfs.spi.vfs.KernelCache;
-import java.lang.System.Logger;
+import io.etcfs.support.retry.Backoff;
 import java.lang.System.Logger.Level;
+import java.lang.System.Logger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
@@ -101,14 +103,18 @@ final class KernelNotifier implements KernelCache {
     }
   }
 
-  private void repeat(long ino, long deadline, long delayMs) {
+  /** Between tries of an invalidation the kernel refused: 1 ms, doubling to 64 ms. */
+  private static final Backoff AGAIN = new Backoff(Duration.ofMillis(1), Duration.ofMillis(64));
+
+  private void repeat(long ino, long deadline, int tries) {
+    long delayMs = AGAIN.delay(tries).toMillis();
     if (System.nanoTime() + delayMs * 1_000_000 - deadline > 0) {
       return;
     }
     try {
       again.schedule(() -> {
         if (invalidate(ino) == -ENOENT) {
-          repeat(ino, deadline, Math.min(delayMs * 2, 64));
+          repeat(ino, deadline, tries + 1);
         }
       }, delayMs, java.util.concurrent.TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.RejectedExecutionException closed) {

@@ -13,11 +13,10 @@ import io.etcfs.spi.vfs.OpenFile;
 import io.etcfs.spi.vfs.PosixLock;
 import io.etcfs.spi.vfs.SetAttr;
 import io.etcfs.spi.vfs.Vfs;
+import io.etcfs.support.collect.BoundedMaps;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -59,13 +58,7 @@ final class LowLevelOps {
   private final Map<Long, Long> pages = new java.util.concurrent.ConcurrentHashMap<>();
   private volatile KernelNotifier notifier;
   /** Each directory's parent as last seen by name, for readdir's "..": display only. */
-  private final Map<Long, Long> parents = Collections.synchronizedMap(
-      new LinkedHashMap<>(256, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
-          return size() > 8192;
-        }
-      });
+  private final Map<Long, Long> parents = BoundedMaps.synchronizedOf(8192, true);
 
   LowLevelOps(Vfs vfs, Libfuse3 lib, Requests requests, CacheSettings cache) {
     this.vfs = vfs;

@@ -9,6 +9,8 @@ import io.etcfs.spi.meta.Watch;
 import io.etcfs.spi.meta.WatchEvent;
 import io.etcfs.spi.meta.WatchListener;
 import io.etcfs.spi.vfs.Attr;
+import io.etcfs.support.retry.Backoff;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -37,7 +39,10 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
   private final ScheduledExecutorService restarter;
   private volatile Watch watch;
   private volatile boolean closed;
-  private long backoffMs = 50;
+  /** After a failed restart, the next: 100 ms, doubling to 2 s. */
+  private static final Backoff RESTART = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(2));
+  /** Restarts failed in a row. */
+  private int failures;
   /** The newest revision whose events were all applied and told; 0 before the first watch. */
   private volatile long applied;
   /** The history after {@link #applied} may be gone: the next watch starts afresh. */
@@ -84,15 +89,15 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
       applied = from - 1;
       watch = store.watch(keys.prefix(), from, this);
       cache.goLive(now);
-      backoffMs = 50;
+      failures = 0;
       if (from <= now) {
         LOG.info("cache watch resumed at revision " + from + ": the changes made while no"
             + " watch ran are told to the kernel's caches");
       }
     } catch (MetaStoreException e) {
       LOG.warning("cache watch not running, metadata uncached: " + e.getMessage());
-      backoffMs = Math.min(backoffMs * 2, 2000);
-      restarter.schedule(this::restart, backoffMs, TimeUnit.MILLISECONDS);
+      restarter.schedule(this::restart, RESTART.delay(++failures).toMillis(),
+          TimeUnit.MILLISECONDS);
     }
   }
 

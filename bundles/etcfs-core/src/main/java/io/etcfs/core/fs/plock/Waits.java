@@ -2,8 +2,8 @@ package io.etcfs.core.fs.plock;
 
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
+import io.etcfs.support.retry.Backoff;
 import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -64,20 +64,21 @@ final class Waits {
     }
   }
 
+  /** Between attempts after a lost commit race: up to 0.2 ms, doubling to 4 ms, jittered. */
+  private static final Backoff CONFLICT =
+      new Backoff(Duration.ofNanos(200_000), Duration.ofMillis(4));
+
   /** After a lost commit race: a short jittered pause, or EIO once the budget is spent. */
   void conflict(int attempt, String what) throws FsException {
     if (attempt + 1 >= MAX_ATTEMPTS) {
       throw new FsException(Errno.EIO, what + ": still conflicting after " + MAX_ATTEMPTS
           + " attempts");
     }
-    if (attempt > 0) {
-      long micros = ThreadLocalRandom.current().nextLong(100, 200L * Math.min(attempt, 20));
-      try {
-        Thread.sleep(micros / 1000, (int) (micros % 1000) * 1000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new FsException(Errno.EINTR, what + ": interrupted");
-      }
+    try {
+      CONFLICT.sleepJittered(attempt);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new FsException(Errno.EINTR, what + ": interrupted");
     }
   }
 }

@@ -9,11 +9,12 @@ import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.TxnResult;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
+import io.etcfs.support.retry.Backoff;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.LongConsumer;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.logging.Logger;
 
 /**
@@ -311,13 +312,12 @@ public final class TxRunner {
     return new FsException(Errno.EIO, what + ": " + e.getMessage(), e);
   }
 
+  /** Between attempts of a conflicting commit: up to 2 ms, doubling to 50 ms, jittered. */
+  private static final Backoff CONFLICT = new Backoff(Duration.ofMillis(2), Duration.ofMillis(50));
+
   private static void backoff(int attempt) {
-    if (attempt == 0) {
-      return;
-    }
-    long max = Math.min(50, 1L << Math.min(attempt, 6));
     try {
-      Thread.sleep(ThreadLocalRandom.current().nextLong(1, max + 1));
+      CONFLICT.sleepJittered(attempt);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
