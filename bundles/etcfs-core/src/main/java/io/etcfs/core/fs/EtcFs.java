@@ -140,9 +140,11 @@ public final class EtcFs implements Vfs, AutoCloseable {
     return delegations.queuing(dir);
   }
 
-  /** Key look-ups answered by the metadata cache and those that went to etcd. */
-  public long[] cacheHitsAndMisses() {
-    return new long[] {ctx.cache.hits(), ctx.cache.misses()};
+  /** Key look-ups answered by the metadata cache, and those that went to etcd. */
+  public record CacheCounts(long hits, long misses) {}
+
+  public CacheCounts cacheCounts() {
+    return new CacheCounts(ctx.cache.hits(), ctx.cache.misses());
   }
 
   /**

@@ -77,14 +77,14 @@ final class CoreCommands {
         .number("P50_US").number("P90_US").number("P99_US");
     s.ops().forEach((name, op) -> t.row(name, op.calls(), op.errors(), op.meanMicros(),
         op.percentileMicros(0.5), op.percentileMicros(0.9), op.percentileMicros(0.99)));
-    long[] cache = fs.cacheHitsAndMisses();
+    EtcFs.CacheCounts cache = fs.cacheCounts();
     Map<String, Long> totals = new LinkedHashMap<>();
     totals.put("etcd_gets", s.storeGets());
     totals.put("etcd_ranges", s.storeRanges());
     totals.put("etcd_commits", s.storeCommits());
     totals.put("etcd_commit_mean_us", s.storeCommitTime().meanMicros());
-    totals.put("cache_hits", cache[0]);
-    totals.put("cache_misses", cache[1]);
+    totals.put("cache_hits", cache.hits());
+    totals.put("cache_misses", cache.misses());
     totals.put("recalls_served", s.recalls());
     totals.put("locks_made_shared", s.downgrades());
     totals.put("device_read_bytes", s.deviceReadBytes());
@@ -107,15 +107,15 @@ final class CoreCommands {
           .map(e -> Table.quote(e.getKey()) + ": " + e.getValue())
           .collect(Collectors.joining(", ")) + "}";
     }
-    long lookups = cache[0] + cache[1];
+    long lookups = cache.hits() + cache.misses();
     return t.render() + "\n\n"
         + String.format("etcd round trips  %,d reads, %,d range reads, %,d transactions%n",
             s.storeGets(), s.storeRanges(), s.storeCommits())
         + String.format("etcd commit time  mean %,d us, p50 %,d us, p99 %,d us%n",
             s.storeCommitTime().meanMicros(), s.storeCommitTime().percentileMicros(0.5),
             s.storeCommitTime().percentileMicros(0.99))
-        + String.format("metadata cache    %,d hits, %,d misses (%s hit)%n", cache[0], cache[1],
-            lookups == 0 ? "-" : String.format("%.1f %%", 100.0 * cache[0] / lookups))
+        + String.format("metadata cache    %,d hits, %,d misses (%s hit)%n", cache.hits(), cache.misses(),
+            lookups == 0 ? "-" : String.format("%.1f %%", 100.0 * cache.hits() / lookups))
         + String.format("recalls served    %,d (and %,d locks made shared in place)%n",
             s.recalls(), s.downgrades())
         + String.format("device            %,d bytes read, %,d bytes written"

@@ -147,9 +147,9 @@ public final class NodeMembership implements Membership {
     // The deadline starts before the grant is sent: the lease cannot have begun any earlier.
     this.deadline = new Deadline(System::nanoTime, System.nanoTime() + ttl.toNanos());
     this.lease = store.grantLease(ttl);
-    long[] joined = joinOrRevoke(record);
-    this.generation = joined[0];
-    this.slot = (int) joined[1];
+    Joined joined = joinOrRevoke(record);
+    this.generation = joined.generation();
+    this.slot = joined.slot();
     this.keeper =
         new LeaseKeeper(store, lease, ttl, deadline, "etcfs-membership-" + nodeName, this::fenced);
     keeper.start();
@@ -287,7 +287,7 @@ public final class NodeMembership implements Membership {
     return slot;
   }
 
-  private long[] joinOrRevoke(String record) {
+  private Joined joinOrRevoke(String record) {
     try {
       return join(record);
     } catch (RuntimeException e) {
@@ -314,8 +314,10 @@ public final class NodeMembership implements Membership {
     }
   }
 
-  /** Returns {generation, slot}. */
-  private long[] join(String record) {
+  /** What a join got: the incarnation's generation and its heartbeat slot. */
+  private record Joined(long generation, int slot) {}
+
+  private Joined join(String record) {
     byte[] slotValue = MemberRecord.bytes("node=" + nodeName + "\n");
     for (int attempt = 0; ; attempt++) {
       int free = freeSlot();
@@ -331,7 +333,7 @@ public final class NodeMembership implements Membership {
             .map(KeyValue::createRevision)
             .orElseThrow(() -> new IllegalStateException("membership key of " + nodeName
                 + " in " + fsName + " vanished right after the join"));
-        return new long[] {generation, free};
+        return new Joined(generation, free);
       }
       if (store.get(memberKey).isPresent()) {
         throw new IllegalStateException(

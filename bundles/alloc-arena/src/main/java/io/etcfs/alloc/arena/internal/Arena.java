@@ -103,7 +103,7 @@ final class Arena {
     free.clear();
     free.add(start, end);
     refs.forEach((s, r) -> free.remove(s, s + r.length()));
-    reserved.runs().forEach(r -> free.remove(r[0], r[1]));
+    reserved.runs().forEach(r -> free.remove(r.start(), r.end()));
     landing.clear();
     syncedRevision = revision;
   }
@@ -129,17 +129,17 @@ final class Arena {
     long need = want;
     long at = from < start || from >= end ? cursor : from;
     while (need > 0) {
-      long[] run = free.firstFrom(at);
+      RunSet.Run run = free.firstFrom(at);
       run = run != null ? run : free.firstFrom(start);
       if (run == null) {
         break;
       }
-      long length = Math.min(need, run[1] - run[0]);
-      free.remove(run[0], run[0] + length);
-      reserved.add(run[0], run[0] + length);
-      out.add(new Extent(run[0], length));
+      long length = Math.min(need, run.end() - run.start());
+      free.remove(run.start(), run.start() + length);
+      reserved.add(run.start(), run.start() + length);
+      out.add(new Extent(run.start(), length));
       need -= length;
-      at = run[0] + length;
+      at = run.start() + length;
       cursor = at >= end ? start : at;
     }
     lastActivity = now;
@@ -147,9 +147,9 @@ final class Arena {
   }
 
   void abandon(long s, long e, long now) {
-    for (long[] part : reserved.intersect(s, e)) {
-      reserved.remove(part[0], part[1]);
-      freeIfUnused(part[0], part[1]);
+    for (RunSet.Run part : reserved.intersect(s, e)) {
+      reserved.remove(part.start(), part.end());
+      freeIfUnused(part.start(), part.end());
     }
     lastActivity = now;
   }
@@ -226,8 +226,8 @@ final class Arena {
     Map.Entry<Long, Ref> lower = refs.floorEntry(s);
     long from = lower != null ? lower.getKey() : s;
     refs.subMap(from, true, e, false).forEach((k, r) -> candidate.remove(k, k + r.length()));
-    reserved.intersect(s, e).forEach(r -> candidate.remove(r[0], r[1]));
-    landing.intersect(s, e).forEach(r -> candidate.remove(r[0], r[1]));
-    candidate.runs().forEach(r -> free.add(r[0], r[1]));
+    reserved.intersect(s, e).forEach(r -> candidate.remove(r.start(), r.end()));
+    landing.intersect(s, e).forEach(r -> candidate.remove(r.start(), r.end()));
+    candidate.runs().forEach(r -> free.add(r.start(), r.end()));
   }
 }

@@ -57,7 +57,7 @@ final class CommitPlanner {
     });
     ops.addAll(referenceOps(ino, coalesce(pieces), byArena));
     byArena.forEach((index, runs) -> addOps(ops,
-        ReleasePlan.plan(mirror.readCovering(index, runs.runs().get(0)[0], lastEnd(runs)), runs,
+        ReleasePlan.plan(mirror.readCovering(index, runs.runs().get(0).start(), lastEnd(runs)), runs,
             ino)));
     return ops;
   }
@@ -132,8 +132,8 @@ final class CommitPlanner {
   }
 
   private static long lastEnd(RunSet runs) {
-    List<long[]> all = runs.runs();
-    return all.get(all.size() - 1)[1];
+    List<RunSet.Run> all = runs.runs();
+    return all.get(all.size() - 1).end();
   }
 
   private void addOps(List<Op> ops, List<RefChange> changes) {
@@ -168,7 +168,7 @@ final class CommitPlanner {
       released.forEach((index, runs) -> {
         Arena a = table.arena(index);
         if (reader != null && a.owned()
-            && runs.runs().stream().anyMatch(r -> a.held(r[0], r[1]))) {
+            && runs.runs().stream().anyMatch(r -> a.held(r.start(), r.end()))) {
           resync(a, reader);
         }
       });

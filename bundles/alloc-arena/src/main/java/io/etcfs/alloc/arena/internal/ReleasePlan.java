@@ -31,11 +31,11 @@ final class ReleasePlan {
       }
       RunSet rest = new RunSet();
       rest.add(key, key + ref.length());
-      released.runs().forEach(r -> rest.remove(r[0], r[1]));
+      released.runs().forEach(r -> rest.remove(r.start(), r.end()));
       boolean keyKept = false;
-      for (long[] piece : rest.runs()) {
-        changes.add(new RefChange(piece[0], new Ref(ref.ino(), piece[1] - piece[0])));
-        keyKept |= piece[0] == key;
+      for (RunSet.Run piece : rest.runs()) {
+        changes.add(new RefChange(piece.start(), new Ref(ref.ino(), piece.end() - piece.start())));
+        keyKept |= piece.start() == key;
       }
       if (!keyKept) {
         changes.add(new RefChange(key, null));
@@ -47,11 +47,11 @@ final class ReleasePlan {
   /** The keys of every recorded extent overlapping a released run. */
   private static TreeSet<Long> touched(NavigableMap<Long, Ref> refs, RunSet released) {
     TreeSet<Long> keys = new TreeSet<>();
-    for (long[] run : released.runs()) {
-      Map.Entry<Long, Ref> lower = refs.floorEntry(run[0]);
-      long from = lower != null && lower.getKey() + lower.getValue().length() > run[0]
-          ? lower.getKey() : run[0];
-      keys.addAll(refs.subMap(from, true, run[1], false).keySet());
+    for (RunSet.Run run : released.runs()) {
+      Map.Entry<Long, Ref> lower = refs.floorEntry(run.start());
+      long from = lower != null && lower.getKey() + lower.getValue().length() > run.start()
+          ? lower.getKey() : run.start();
+      keys.addAll(refs.subMap(from, true, run.end(), false).keySet());
     }
     return keys;
   }

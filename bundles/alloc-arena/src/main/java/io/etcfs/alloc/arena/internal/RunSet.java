@@ -12,6 +12,13 @@ import java.util.TreeMap;
  * Not thread-safe.
  */
 final class RunSet {
+  /** One run of blocks, [start, end). */
+  record Run(long start, long end) {
+    long length() {
+      return end - start;
+    }
+  }
+
   private final TreeMap<Long, Long> runs = new TreeMap<>();
   private long size;
 
@@ -51,13 +58,13 @@ final class RunSet {
   }
 
   void remove(long start, long end) {
-    for (long[] run : overlapping(start, end)) {
-      drop(run[0]);
-      if (run[0] < start) {
-        keep(run[0], start);
+    for (Run run : overlapping(start, end)) {
+      drop(run.start());
+      if (run.start() < start) {
+        keep(run.start(), start);
       }
-      if (run[1] > end) {
-        keep(end, run[1]);
+      if (run.end() > end) {
+        keep(end, run.end());
       }
     }
   }
@@ -69,22 +76,22 @@ final class RunSet {
   }
 
   /** The parts of [start, end) in the set, in order. */
-  List<long[]> intersect(long start, long end) {
-    List<long[]> out = new ArrayList<>();
-    for (long[] run : overlapping(start, end)) {
-      out.add(new long[] {Math.max(run[0], start), Math.min(run[1], end)});
+  List<Run> intersect(long start, long end) {
+    List<Run> out = new ArrayList<>();
+    for (Run run : overlapping(start, end)) {
+      out.add(new Run(Math.max(run.start(), start), Math.min(run.end(), end)));
     }
     return out;
   }
 
   /** The first run (clipped to start at {@code from}) with blocks at or after {@code from}. */
-  long[] firstFrom(long from) {
+  Run firstFrom(long from) {
     Map.Entry<Long, Long> lower = runs.floorEntry(from);
     if (lower != null && lower.getValue() > from) {
-      return new long[] {from, lower.getValue()};
+      return new Run(from, lower.getValue());
     }
     Map.Entry<Long, Long> higher = runs.higherEntry(from);
-    return higher == null ? null : new long[] {higher.getKey(), higher.getValue()};
+    return higher == null ? null : new Run(higher.getKey(), higher.getValue());
   }
 
   /** The length of the longest run, 0 if empty. */
@@ -96,20 +103,20 @@ final class RunSet {
     return best;
   }
 
-  List<long[]> runs() {
-    List<long[]> out = new ArrayList<>();
-    runs.forEach((s, e) -> out.add(new long[] {s, e}));
+  List<Run> runs() {
+    List<Run> out = new ArrayList<>();
+    runs.forEach((s, e) -> out.add(new Run(s, e)));
     return out;
   }
 
-  private List<long[]> overlapping(long start, long end) {
-    List<long[]> out = new ArrayList<>();
+  private List<Run> overlapping(long start, long end) {
+    List<Run> out = new ArrayList<>();
     if (start >= end) {
       return out;
     }
     Map.Entry<Long, Long> lower = runs.floorEntry(start);
     long from = lower != null && lower.getValue() > start ? lower.getKey() : start;
-    runs.subMap(from, true, end, false).forEach((s, e) -> out.add(new long[] {s, e}));
+    runs.subMap(from, true, end, false).forEach((s, e) -> out.add(new Run(s, e)));
     return out;
   }
 

@@ -800,13 +800,13 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       synchronized (table) {
         table.rebuild(all.revision());
         for (KeyValue kv : all.kvs()) {
-          long[] il = inodeAndLease(kv.keyString());
+          KeyParts il = inodeAndLease(kv.keyString());
           if (il != null) {
-            LockView.Request r = request(il[1], kv);
-            table.put(il[0], r);
+            LockView.Request r = request(il.lease(), kv);
+            table.put(il.inode(), r);
             // what a writer did while no watch ran shows through the metadata watch; one
             // writing now is told as its key would have been
-            tellExclusive(il[0], il[1], r);
+            tellExclusive(il.inode(), il.lease(), r);
           }
         }
       }
@@ -832,12 +832,12 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     long newest = 0;
     for (WatchEvent e : events) {
       newest = Math.max(newest, e.kv().modRevision());
-      long[] il = inodeAndLease(e.kv().keyString());
+      KeyParts il = inodeAndLease(e.kv().keyString());
       if (il == null) {
         continue;
       }
-      long inode = il[0];
-      long lease = il[1];
+      long inode = il.inode();
+      long lease = il.lease();
       if (e.type() == WatchEvent.Type.DELETE) {
         table.delete(inode, lease, e.kv().modRevision());
       } else {
@@ -938,8 +938,11 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     }
   }
 
-  /** {@code locks/<ino hex>/<lease hex>} as {inode, lease}, or null for any other key. */
-  private long[] inodeAndLease(String key) {
+  /** The inode and the session lease a lock key names. */
+  private record KeyParts(long inode, long lease) {}
+
+  /** {@code locks/<ino hex>/<lease hex>} parsed, or null for any other key. */
+  private KeyParts inodeAndLease(String key) {
     if (!key.startsWith(prefix)) {
       return null;
     }
@@ -948,8 +951,8 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       return null;
     }
     try {
-      return new long[] {Long.parseUnsignedLong(key.substring(prefix.length(), slash), 16),
-          Long.parseUnsignedLong(key.substring(slash + 1), 16)};
+      return new KeyParts(Long.parseUnsignedLong(key.substring(prefix.length(), slash), 16),
+          Long.parseUnsignedLong(key.substring(slash + 1), 16));
     } catch (NumberFormatException bad) {
       return null;
     }
@@ -974,9 +977,9 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
       try {
         LockView queue = new LockView();
         for (KeyValue kv : store.prefix(inodePrefix(inode), 0).kvs()) {
-          long[] il = inodeAndLease(kv.keyString());
+          KeyParts il = inodeAndLease(kv.keyString());
           if (il != null) {
-            queue.put(inode, request(il[1], kv));
+            queue.put(inode, request(il.lease(), kv));
           }
         }
         // No exclusive request now: one came and went after the release, at a revision this
