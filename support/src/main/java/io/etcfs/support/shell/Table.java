@@ -84,7 +84,7 @@ public final class Table {
       out.append(r == 0 ? "" : ",").append("\n  {");
       Object[] row = rows.get(r);
       for (int c = 0; c < row.length; c++) {
-        out.append(c == 0 ? "" : ", ").append(quote(names.get(c).toLowerCase())).append(": ")
+        out.append(c == 0 ? "" : ", ").append(Json.quote(names.get(c).toLowerCase())).append(": ")
             .append(jsonValue(row[c], numeric.get(c)));
       }
       out.append('}');
@@ -92,39 +92,9 @@ public final class Table {
     return out.append(rows.isEmpty() ? "]" : "\n]").toString();
   }
 
-  /** A JSON string literal. */
-  public static String quote(String s) {
-    StringBuilder q = new StringBuilder("\"");
-    for (char ch : s.toCharArray()) {
-      switch (ch) {
-        case '"' -> q.append("\\\"");
-        case '\\' -> q.append("\\\\");
-        case '\n' -> q.append("\\n");
-        case '\r' -> q.append("\\r");
-        case '\t' -> q.append("\\t");
-        default -> {
-          if (ch < 0x20) {
-            q.append(String.format("\\u%04x", (int) ch));
-          } else {
-            q.append(ch);
-          }
-        }
-      }
-    }
-    return q.append('"').toString();
-  }
-
+  /** A cell: through {@link Json#value}, but a number in a text column stays a string. */
   private static String jsonValue(Object cell, boolean isNumber) {
-    if (cell == null) {
-      return "null";
-    }
-    if (cell instanceof Boolean) {
-      return cell.toString();
-    }
-    if (isNumber && cell instanceof Number n && !(n instanceof Double d && !Double.isFinite(d))) {
-      return n.toString();
-    }
-    return quote(cell.toString());
+    return cell instanceof Number && !isNumber ? Json.quote(cell.toString()) : Json.value(cell);
   }
 
   private static String[] text(Object[] row) {

@@ -7,6 +7,7 @@ import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;
+import io.etcfs.support.shell.Json;
 import io.etcfs.support.shell.Table;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -45,10 +46,7 @@ final class CoreCommands {
     f.put("mtime", time(a.mtimeNs()));
     f.put("ctime", time(a.ctimeNs()));
     if (json) {
-      return f.entrySet().stream()
-          .map(e -> Table.quote(e.getKey()) + ": " + (e.getValue() instanceof Number
-              ? e.getValue().toString() : Table.quote(e.getValue().toString())))
-          .collect(Collectors.joining(", ", "{", "}"));
+      return Json.object(f);
     }
     return f.entrySet().stream().map(e -> String.format("%-7s %s", e.getKey(), e.getValue()))
         .collect(Collectors.joining("\n"));
@@ -103,9 +101,10 @@ final class CoreCommands {
     totals.put("lost_unlinks", s.lostUnlinks());
     totals.put("lost_creates", s.lostCreates());
     if (json) {
-      return "{\"ops\": " + t.json() + ", " + totals.entrySet().stream()
-          .map(e -> Table.quote(e.getKey()) + ": " + e.getValue())
-          .collect(Collectors.joining(", ")) + "}";
+      Map<String, Object> all = new LinkedHashMap<>();
+      all.put("ops", new Json.Raw(t.json()));
+      all.putAll(totals);
+      return Json.object(all);
     }
     long lookups = cache.hits() + cache.misses();
     return t.render() + "\n\n"
