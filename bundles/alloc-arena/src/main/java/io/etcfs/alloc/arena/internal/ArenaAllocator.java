@@ -155,15 +155,20 @@ public final class ArenaAllocator implements Allocator {
    */
   @Deactivate
   void deactivate() {
-    stopped = true;
-    background.shutdownNow();
-    requests.close();
-    mirror.close();
+    halt();
     if (membership.isFenced()) {
       LOG.log(System.Logger.Level.INFO, "fenced: arenas left to recovery");
       return;
     }
     claimer.releaseAll();
+  }
+
+  /** Stops the background work and releases nothing, as a crash would (tests). */
+  void halt() {
+    stopped = true;
+    background.shutdownNow();
+    requests.close();
+    mirror.close();
   }
 
   /** Every arena's use as this node's mirror shows it, for the shell's {@code arenas}. */

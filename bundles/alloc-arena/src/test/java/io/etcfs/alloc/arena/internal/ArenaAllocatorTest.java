@@ -16,6 +16,7 @@ import io.etcfs.spi.alloc.NoSpaceException;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.testing.MemoryMetaStore;
+import io.etcfs.testing.TestMembership;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -41,12 +42,12 @@ class ArenaAllocatorTest {
 
   @Test
   void refusesAMissingFsNameAndAnUnformattedFilesystem() {
-    FakeMembership m = new FakeMembership(fs.store, TestFs.FS, "n1");
+    TestMembership m = new TestMembership(fs.store, TestFs.FS, "n1");
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> new ArenaAllocator(fs.store, m, TestFs.config("", "n1", 60, 0)));
     assertEquals("io.etcfs.alloc.arena: fsName is not set", e.getMessage());
     try (MemoryMetaStore empty = new MemoryMetaStore()) {
-      FakeMembership m2 = new FakeMembership(empty, TestFs.FS, "n1");
+      TestMembership m2 = new TestMembership(empty, TestFs.FS, "n1");
       IllegalStateException u = assertThrows(IllegalStateException.class,
           () -> new ArenaAllocator(empty, m2, TestFs.config(TestFs.FS, "n1", 60, 0)));
       assertTrue(u.getMessage().contains("not formatted"), u.getMessage());

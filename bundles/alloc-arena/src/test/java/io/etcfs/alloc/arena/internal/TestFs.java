@@ -10,6 +10,7 @@ import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Txn;
 import io.etcfs.testing.MemoryMetaStore;
+import io.etcfs.testing.TestMembership;
 import java.lang.annotation.Annotation;
 import java.util.List;
 import java.util.Map;
@@ -51,7 +52,7 @@ final class TestFs implements AutoCloseable {
   }
 
   Node node(String name, int idleReleaseSeconds, int idleCheckSeconds) {
-    FakeMembership m = new FakeMembership(store, FS, name);
+    TestMembership m = new TestMembership(store, FS, name);
     return new Node(store, m, new ArenaAllocator(store, m, config(FS, name, idleReleaseSeconds,
         idleCheckSeconds, askWaitMillis, inPlace)));
   }
@@ -102,10 +103,10 @@ final class TestFs implements AutoCloseable {
   /** One node: its membership and its allocator. */
   static final class Node {
     final MemoryMetaStore store;
-    final FakeMembership membership;
+    final TestMembership membership;
     final ArenaAllocator alloc;
 
-    Node(MemoryMetaStore store, FakeMembership membership, ArenaAllocator alloc) {
+    Node(MemoryMetaStore store, TestMembership membership, ArenaAllocator alloc) {
       this.store = store;
       this.membership = membership;
       this.alloc = alloc;

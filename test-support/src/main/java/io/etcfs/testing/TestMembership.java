@@ -1,31 +1,38 @@
-package io.etcfs.alloc.arena.internal;
+package io.etcfs.testing;
 
 import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.Compare;
-import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Txn;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
-/** A member key written without a lease; {@link #leave()} deletes it, as a lapsed lease would. */
-final class FakeMembership implements Membership {
+/**
+ * A node's membership without fencing's machinery: its member key written without a lease (its
+ * create revision is the generation); {@link #leave()} deletes it, as a lapsed lease would, and
+ * the node counts as fenced from then on.
+ */
+public final class TestMembership implements Membership {
   private final MetaStore store;
   private final String node;
   private final byte[] key;
   private final long generation;
   private final CompletableFuture<Void> done = new CompletableFuture<>();
 
-  FakeMembership(MetaStore store, String fs, String node) {
+  public TestMembership(MetaStore store, String fs, String node) {
     this.store = store;
     this.node = node;
-    this.key = Keys.of("/etcfs/" + fs + "/members/" + node);
-    store.commit(new Txn().when(Compare.absent(key)).then(Op.put(key, Keys.of("test"))));
+    this.key = Keyspace.of(fs).bytes(Keyspace.MEMBERS + node);
+    store.commit(new Txn().when(Compare.absent(key))
+        .then(Op.put(key, "test".getBytes(StandardCharsets.UTF_8))));
     this.generation = store.get(key).orElseThrow().createRevision();
   }
 
-  void leave() {
+  /** The member key goes, as when its lease lapses: the node is fenced. */
+  public void leave() {
     store.commit(new Txn().then(Op.delete(key)));
     done.complete(null);
   }
