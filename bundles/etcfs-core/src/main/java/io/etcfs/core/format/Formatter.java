@@ -43,7 +43,17 @@ public final class Formatter {
    * @param force whether to overwrite an existing etcfs
    * @param arenaSize the arena size in bytes
    */
-  public record Options(Path device, long createSize, String name, boolean force, long arenaSize) {}
+  /**
+   * @param lockBackend the inode lock backend the record names
+   * @param allocBackend the allocator the record names
+   */
+  public record Options(Path device, long createSize, String name, boolean force, long arenaSize,
+      String lockBackend, String allocBackend) {
+    /** With the default backends: etcd locks, arena allocation. */
+    public Options(Path device, long createSize, String name, boolean force, long arenaSize) {
+      this(device, createSize, name, force, arenaSize, "etcd", "arena");
+    }
+  }
 
   private final MetaStore store;
   private final Consumer<String> progress;
@@ -64,12 +74,13 @@ public final class Formatter {
     refuseExisting(o, keys);
     Superblock sb =
         new Superblock(UUID.randomUUID(), BLOCK_SIZE, o.arenaSize(), size, DATA_START, o.name());
-    FsRecord record = sb.record("etcd", "arena", Instant.now());
+    FsRecord record = sb.record(o.lockBackend(), o.allocBackend(), Instant.now());
     writeDevice(o.device(), sb);
     commitRecord(keys, record, o.force());
     progress.accept(
         "formatted " + o.device() + " as '" + o.name() + "' (uuid " + sb.uuid() + ", "
-            + sb.arenaCount() + " arenas of " + (o.arenaSize() >> 20) + " MiB)");
+            + sb.arenaCount() + " arenas of " + (o.arenaSize() >> 20) + " MiB; lock backend "
+            + o.lockBackend() + ", allocator " + o.allocBackend() + ")");
     return record;
   }
 
