@@ -4,6 +4,7 @@ import io.etcfs.spi.lease.LeaseReport;
 import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.lock.LockReport;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.lock.LockSession;
 import io.etcfs.spi.lock.LockTimeoutException;
@@ -32,6 +33,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -64,12 +66,13 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * flushed. Held locks stay cached after use until recalled, or until idle for a while.
  */
 @Component(
-    service = {LockService.class, LeaseReport.class},
+    service = {LockService.class, LeaseReport.class, LockReport.class},
     configurationPid = EtcdLockService.PID,
     configurationPolicy = ConfigurationPolicy.REQUIRE,
     property = LockService.BACKEND + "=" + EtcdLockService.BACKEND_NAME)
 @Designate(ocd = EtcdLockService.Config.class)
-public final class EtcdLockService implements LockService, LeaseReport, WatchListener {
+public final class EtcdLockService implements LockService, LeaseReport, LockReport,
+    WatchListener {
   static final String PID = "io.etcfs.lock.etcd";
   static final String BACKEND_NAME = "etcd";
   private static final Logger LOG = System.getLogger(EtcdLockService.class.getName());
@@ -746,24 +749,43 @@ public final class EtcdLockService implements LockService, LeaseReport, WatchLis
     return recallsServed.get();
   }
 
-  /** This node's locks, held and awaited, by inode, for the shell's {@code locks}. */
-  List<LockRows.Local> localLocks() {
+  /** This node's locks, held and awaited, by inode (for the shell's {@code locks}). */
+  @Override
+  public List<LockState> locks() {
     long now = System.nanoTime();
-    List<LockRows.Local> rows = new ArrayList<>();
+    List<LockState> rows = new ArrayList<>();
     for (Held h : held.values()) {
-      rows.add(new LockRows.Local(h.lock.inode(), h.lock.mode(),
-          h.recalling ? "recalling" : "held", h.lock.fencingToken(), now - h.grantedAt,
-          h.waiters.size(), recallsByInode.of(h.lock.inode())));
+      rows.add(new LockState(h.lock.inode(), h.lock.mode(),
+          h.recalling ? LockReport.State.RECALL_PENDING : LockReport.State.HELD, h.clean,
+          h.lock.fencingToken(), Duration.ofNanos(now - h.grantedAt), h.waiters.size(),
+          recallsByInode.of(h.lock.inode())));
     }
     inodes.forEach((inode, st) -> {
       LockMode waiting = st.waiting;
       if (waiting != null) {
-        rows.add(new LockRows.Local(inode, waiting, "waiting", st.requestToken,
-            now - st.waitingSince, null, recallsByInode.of(inode)));
+        rows.add(new LockState(inode, waiting, LockReport.State.WAITING, false,
+            st.requestToken, Duration.ofNanos(now - st.waitingSince), -1,
+            recallsByInode.of(inode)));
       }
     });
-    rows.sort(Comparator.comparingLong(LockRows.Local::inode));
+    rows.sort(Comparator.comparingLong(LockState::inode));
     return rows;
+  }
+
+  @Override
+  public Map<String, String> counters() {
+    Map<String, String> c = new LinkedHashMap<>();
+    c.put("recalls served by this node", Long.toString(recallsServed()));
+    c.put("etcd round trips", roundTrips());
+    c.put("recalls per inode counted for", "the " + RecallCounts.CAPACITY
+        + " inodes recalled last");
+    return c;
+  }
+
+  /** Every lock key in etcd, read now. */
+  @Override
+  public Optional<List<ClusterLock>> cluster() {
+    return Optional.of(LockRows.all(prefix, store.prefix(Keys.of(prefix), 0).kvs()));
   }
 
   /** Recalls served for one inode, while it is among the most recently recalled. */
