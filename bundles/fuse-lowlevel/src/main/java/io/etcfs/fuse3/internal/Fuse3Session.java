@@ -147,6 +147,8 @@ final class Fuse3Session implements AutoCloseable {
       throw refused("libfuse 3 could not mount (its reason is on the node's stderr)");
     }
     session = se;
+    afterInit = options.cache().pageCache()
+        ? ReadAheadWindow.applier(mountpoint, options.readAheadKib()) : null;
     notifier = new KernelNotifier(lib, se);
     ops.setNotifier(notifier);
     vfs.setKernelCache(notifier);
@@ -158,9 +160,6 @@ final class Fuse3Session implements AutoCloseable {
       throw refused("the mount is not in /proc/self/mountinfo after fuse_session_mount");
     }
     LOG.log(Level.INFO, "etcfs mounted at {0} (libfuse 3 low-level)", mountpoint);
-    if (options.cache().pageCache()) {
-      ReadAheadWindow.applyWhenReady(mountpoint, options.readAheadKib());
-    }
   }
 
   /** struct fuse_buf: 40 bytes in 3.14, 48 in 3.17; zeroed room for any of them. */
@@ -180,6 +179,9 @@ final class Fuse3Session implements AutoCloseable {
    * {@link Requests}), so a thread is back at the device within microseconds, and idle ones
    * cost only their buffers.
    */
+  /** Run once, after the first request (INIT) was answered; null once run or if none. */
+  private volatile Runnable afterInit;
+
   private int runLoop(long se, int threads) {
     AtomicInteger error = new AtomicInteger();
     List<Thread> others = new ArrayList<>();
@@ -225,6 +227,13 @@ final class Fuse3Session implements AutoCloseable {
           break;
         }
         lib.fuse_session_process_buf(se, buf);
+        Runnable r = afterInit;
+        if (r != null) {
+          // The first request is INIT, and the kernel has applied its reply by now (it does
+          // so while the write of that reply runs): what must follow INIT may go.
+          afterInit = null;
+          r.run();
+        }
       }
     } finally {
       long mem = Mem.IO.getLong(buf + FUSE_BUF_MEM);

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -20,9 +21,12 @@ import java.util.logging.Logger;
  * window only for a reader it sees reading sequentially.
  *
  * <p>Set once the kernel has taken libfuse's INIT reply, which would clamp an earlier value back
- * down: {@link #applyWhenReady} waits for that by asking for the root's attributes (the kernel
- * holds every request until INIT is done), on a thread of its own so that the mount never waits
- * for it. Only root may write there; anywhere else the window stays the kernel's and one line in
+ * down: the session runs {@link #applier} after it answered its first request, which is always
+ * INIT (the kernel sends nothing else before), and whose reply the kernel applies while the
+ * answering write runs. Never by asking the mount itself: a request this process makes to its
+ * own mount, read by one of its threads and then left unanswered because the node stops, blocks
+ * that thread in the kernel for good, and with it the process's exit and the unmount. Only root
+ * may write there; anywhere else the window stays the kernel's and one line in
  * the log says so. Nothing here is needed for correctness: pages read ahead are cached under the
  * inode lock like any others (docs/ARCHITECTURE.md, "Kernel caches").
  */
@@ -32,26 +36,32 @@ final class ReadAheadWindow {
 
   private ReadAheadWindow() {}
 
-  /** On a daemon thread: wait for the mount's INIT, then {@link #apply}. 0 KiB does nothing. */
-  static void applyWhenReady(Path mountpoint, int kib) {
-    if (kib <= 0) {
-      return;
-    }
-    Thread t = new Thread(() -> {
-      try {
-        Files.getAttribute(mountpoint, "unix:ino"); // returns once the kernel took INIT
-        Optional<MountInfo> info = MountInfo.at(mountpoint);
-        if (info.isEmpty()) {
-          return; // unmounted meanwhile
-        }
-        apply(SYSFS, info.get().device(), kib, mountpoint);
-      } catch (IOException | RuntimeException e) {
-        LOG.log(Level.INFO, "read-ahead of {0} left at the kernel''s default: {1}",
-            new Object[] {mountpoint, e.toString()});
+  /**
+   * What sets the window once INIT is done: runs at most once, on a daemon thread of its own (a
+   * reader of the device must not wait for sysfs), reading only {@code /proc/self/mountinfo}
+   * and sysfs. 0 KiB does nothing.
+   */
+  static Runnable applier(Path mountpoint, int kib) {
+    AtomicBoolean done = new AtomicBoolean(kib <= 0);
+    return () -> {
+      if (done.getAndSet(true)) {
+        return;
       }
-    }, "etcfs-fuse3 read-ahead " + mountpoint);
-    t.setDaemon(true);
-    t.start();
+      Thread t = new Thread(() -> {
+        try {
+          Optional<MountInfo> info = MountInfo.at(mountpoint);
+          if (info.isEmpty()) {
+            return; // unmounted meanwhile
+          }
+          apply(SYSFS, info.get().device(), kib, mountpoint);
+        } catch (IOException | RuntimeException e) {
+          LOG.log(Level.INFO, "read-ahead of {0} left at the kernel''s default: {1}",
+              new Object[] {mountpoint, e.toString()});
+        }
+      }, "etcfs-fuse3 read-ahead " + mountpoint);
+      t.setDaemon(true);
+      t.start();
+    };
   }
 
   /**
