@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Inode locks between engines of one test process ("nodes" sharing a {@link Table}), for the
  * core's unit tests: conflicting requests recall the holders through their handlers, and each
- * grant puts a key in the store whose create revision is the token, so guards are real compares.
+ * grant puts a key in the store whose create revision is the token.
  * Not fair and not lease-backed: the lock plug-ins' own contract suite covers those.
  */
 public final class LocalLockService implements LockService {
@@ -130,7 +130,8 @@ public final class LocalLockService implements LockService {
           byte[] key = key(inode);
           long token = store.commit(new Txn().then(Op.put(key, DIRTY))).revision();
           requests.incrementAndGet();
-          HeldLock granted = new HeldLock(inode, mode, token, sessionId, token);
+          HeldLock granted = new HeldLock(inode, mode, token, sessionId,
+              noGrantRevision ? 0 : token);
           holders.put(this, granted);
           return granted;
         }
@@ -231,68 +232,44 @@ public final class LocalLockService implements LockService {
         .then(Op.delete(key(lock.inode()))));
   }
 
-  @Override
-  public List<Compare> guards(HeldLock lock) {
-    return List.of(Compare.createRevision(key(lock.inode()), lock.fencingToken()));
-  }
-
-  /** A grant key valued {2} declares its exclusive holder clean; {1} is the usual value. */
-  private static final byte[] CLEAN = {2};
+  /** The value of every grant key. */
   private static final byte[] DIRTY = {1};
 
   /**
-   * Makes this node's lock view trail the store (a test hook): it shows no lock at all, and
-   * {@link #awaitView} says it is not yet as new as asked, as a lock watch that lags would.
+   * Makes this node's lock view trail the store (a test hook): {@link #writerElsewhere} shows
+   * no lock at all, as a lock watch that lags would.
    */
   public volatile boolean viewLags;
 
-  @Override
-  public boolean awaitView(long revision, long timeoutMs) {
-    return !viewLags;
-  }
+  /** Keeps no view of other nodes' locks (a test hook): {@link #writerElsewhere} says UNKNOWN. */
+  public volatile boolean noView;
 
+  /** Grants name no metadata revision (a test hook): as a backend that keeps no keys in etcd. */
+  public volatile boolean noGrantRevision;
+
+  /** Clean hints the core gave, by inode: true for clean. */
+  public final Map<Long, Boolean> cleanHints = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** Holders only (this table queues nobody): another service's exclusive lock is held. */
   @Override
-  public long attributesFrom(long inode) {
+  public Writer writerElsewhere(long inode) {
+    if (noView) {
+      return Writer.UNKNOWN;
+    }
     if (viewLags) {
-      return 0;
+      return Writer.NONE;
     }
     synchronized (table) {
       Map<LocalLockService, HeldLock> holders = table.held.get(inode);
-      if (holders == null) {
-        return 0;
-      }
-      for (Map.Entry<LocalLockService, HeldLock> e : holders.entrySet()) {
-        if (e.getKey() != this && e.getValue().mode() == LockMode.EXCLUSIVE) {
-          var kv = store.get(e.getKey().key(inode));
-          return kv.isPresent() && java.util.Arrays.equals(kv.get().value(), CLEAN)
-              ? kv.get().modRevision() : UNCOMMITTED_ELSEWHERE;
-        }
-      }
-      return 0;
+      return holders != null && holders.entrySet().stream()
+          .anyMatch(e -> e.getKey() != this && e.getValue().mode() == LockMode.EXCLUSIVE)
+          ? Writer.HOLDING : Writer.NONE;
     }
   }
 
   @Override
-  public List<Op> cleanOps(HeldLock lock) {
-    return lock.mode() == LockMode.EXCLUSIVE ? List.of(Op.put(key(lock.inode()), CLEAN))
-        : List.of();
-  }
-
-  @Override
-  public boolean dirty(HeldLock lock) {
-    synchronized (table) {
-      Map<LocalLockService, HeldLock> holders = table.held.get(lock.inode());
-      if (holders == null || !lock.equals(holders.get(this))) {
-        return false;
-      }
-    }
-    byte[] key = key(lock.inode());
-    var kv = store.get(key);
-    if (kv.isEmpty() || !java.util.Arrays.equals(kv.get().value(), CLEAN)) {
-      return kv.isPresent();
-    }
-    return store.commit(new Txn().when(Compare.createRevision(key, lock.fencingToken()))
-        .then(Op.put(key, DIRTY))).succeeded();
+  public void clean(HeldLock lock, boolean clean) {
+    cleanHints.put(lock.inode(), clean);
   }
 
   /** Whether creates grant their creator the lock (SPI 2.2); off: taken at first use. */
@@ -302,18 +279,13 @@ public final class LocalLockService implements LockService {
 
   @Override
   public CreateGrant createGrant(long inode) {
-    return createGrant(inode, false);
-  }
-
-  @Override
-  public CreateGrant createGrant(long inode, boolean clean) {
     if (!grantsOnCreate) {
       return null;
     }
     createGrants.incrementAndGet();
     byte[] key = key(inode);
     return new CreateGrant(inode, sessionId, List.of(Compare.absent(key)),
-        List.of(Op.put(key, clean ? CLEAN : DIRTY)));
+        List.of(Op.put(key, DIRTY)));
   }
 
   /** How many grants {@link #createGrant} built (one per attempt of a create). */

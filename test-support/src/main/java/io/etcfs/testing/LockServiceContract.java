@@ -6,11 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.etcfs.spi.fs.InodeFence;
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.lock.CreateGrant;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.lock.LockTimeoutException;
+import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.Op;
@@ -71,6 +74,7 @@ public abstract class LockServiceContract {
   private LockService node(String name, boolean releasesOnRecall) {
     LockService n = newNode(name);
     nodes.add(n);
+    names.put(n, name);
     n.setRecallHandler((lock, wanted) -> {
       if (!releasesOnRecall) {
         awaitQuietly(endOfTest);
@@ -108,10 +112,11 @@ public abstract class LockServiceContract {
   }
 
   /**
-   * {@link LockService#attributesFrom}: a writer still waiting behind a reader counts as a
-   * writer elsewhere for a third node. It is granted the moment the reader goes, and its
+   * {@link LockService#writerElsewhere}: a writer still waiting behind a reader counts as a
+   * waiting writer for a third node. It is granted the moment the reader goes, and its
    * write() may return before the third node's view shows that release: an answer from that
-   * node's cache then would be a size from before the write.
+   * node's cache then would be a size from before the write. (A backend that keeps no view
+   * answers UNKNOWN throughout: the core then reads the fence every time.)
    */
   @Test
   void aWriterWaitingBehindAReaderIsAWriterForTheOthers() throws Exception {
@@ -121,67 +126,80 @@ public abstract class LockServiceContract {
     LockService third = node("third", true);
     reader.acquire(ino, LockMode.SHARED, LONG);
     var waiting = pool.submit(() -> writer.acquire(ino, LockMode.EXCLUSIVE, LONG));
+    if (third.writerElsewhere(ino) == LockService.Writer.UNKNOWN) {
+      return;
+    }
     eventually("the third node to see the waiting writer",
-        () -> third.attributesFrom(ino) == LockService.UNCOMMITTED_ELSEWHERE);
+        () -> third.writerElsewhere(ino) == LockService.Writer.WAITING);
     assertFalse(waiting.isDone(), "the writer waits behind the reader");
-    assertTrue(writer.attributesFrom(ino) >= 0, "its own request is not elsewhere for it");
   }
 
   /**
-   * {@link LockService#attributesFrom}: another node sees an exclusive holder (within the
-   * backend's notification delay) as one that may hold uncommitted changes, and sees it go; the
-   * holder itself is not "elsewhere", and a shared holder is no exclusive one.
+   * {@link LockService#writerElsewhere}: another node sees an exclusive holder (within the
+   * backend's notification delay) and sees it go; a shared holder is no writer. Only for a
+   * backend that keeps a view.
    */
   @Test
   void anExclusiveHolderIsSeenFromTheOtherNodes() throws Exception {
     long ino = nextInode();
     LockService a = node("a", true);
     LockService b = node("b", true);
-    long before = b.attributesFrom(ino);
-    // Nobody holds it yet: nothing to recall, and at most a revision already past to catch up to
-    // (a backend may answer with a bound, such as its last full read of its lock view).
-    assertTrue(before >= 0 && before <= store().prefix(new byte[] {0}, 1).revision(), "nobody holds it yet: " + before);
+    if (b.writerElsewhere(ino) == LockService.Writer.UNKNOWN) {
+      return; // no view: the core reads the fence for every such stat
+    }
     HeldLock x = a.acquire(ino, LockMode.EXCLUSIVE, LONG);
     eventually("b to see a's exclusive lock",
-        () -> b.attributesFrom(ino) == LockService.UNCOMMITTED_ELSEWHERE);
-    assertTrue(a.attributesFrom(ino) >= 0, "a holds it: not elsewhere for a");
+        () -> b.writerElsewhere(ino) == LockService.Writer.HOLDING);
+    assertEquals(LockService.Writer.NONE, a.writerElsewhere(ino), "a holds it: not elsewhere");
     a.release(x);
-    // Gone: nothing to recall; at most a revision to catch up to (what a committed before).
-    eventually("b to see a's lock go", () -> b.attributesFrom(ino) >= 0);
-    HeldLock s = a.acquire(ino, LockMode.SHARED, LONG);
-    assertTrue(a.cleanOps(s).isEmpty(), "a shared holder has nothing to declare");
+    eventually("b to see a's lock go", () -> b.writerElsewhere(ino) == LockService.Writer.NONE);
+    a.acquire(ino, LockMode.SHARED, LONG);
+    assertEquals(LockService.Writer.NONE, b.writerElsewhere(ino), "a shared holder is no writer");
     HeldLock x2 = b.acquire(ino, LockMode.EXCLUSIVE, LONG); // recalls a's shared lock
     eventually("a to see b's exclusive lock",
-        () -> a.attributesFrom(ino) == LockService.UNCOMMITTED_ELSEWHERE);
-    assertTrue(b.attributesFrom(ino) >= 0);
+        () -> a.writerElsewhere(ino) == LockService.Writer.HOLDING);
     b.release(x2);
   }
 
   /**
-   * A holder that commits with {@link LockService#cleanOps} is seen clean, at the revision of
-   * that commit, until it calls {@link LockService#dirty}; dirty on a lock given up says so.
+   * The safety rule, with the core's inode fence (spi.fs InodeFence) on top of this backend: a
+   * holder whose session was lost commits nothing once another node holds the lock and raised
+   * the fence, and it learns so from its session.
    */
   @Test
-  void aCleanHolderIsSeenCleanUntilItIsDirtyAgain() throws Exception {
+  void aHolderWhoseSessionWasLostCannotCommit() throws Exception {
+    long ino = nextInode();
+    LockService a = node("a", false);
+    LockService b = node("b", true);
+    Holder first = new Holder(a, a.acquire(ino, LockMode.EXCLUSIVE, LONG));
+    assertTrue(first.raise() && first.commit(1), "the holder commits");
+    crash(a);
+    Holder second = new Holder(b, b.acquire(ino, LockMode.EXCLUSIVE, LONG));
+    assertTrue(second.raise(), "the new holder raises the fence");
+    assertFalse(first.commit(2), "the holder whose session was lost commits nothing");
+    assertTrue(second.commit(3));
+    assertEquals(3, data(ino));
+  }
+
+  /**
+   * Two holders never commit out of order: once the second holder raised, the first's commits
+   * fail, and the second's see everything the first committed (what it read after its raise).
+   */
+  @Test
+  void twoHoldersNeverCommitOutOfOrder() throws Exception {
     long ino = nextInode();
     LockService a = node("a", true);
     LockService b = node("b", true);
-    HeldLock x = a.acquire(ino, LockMode.EXCLUSIVE, LONG);
-    assertTrue(a.dirty(x), "dirty while dirty: nothing to do");
-    Txn commit = new Txn();
-    a.guards(x).forEach(commit::when);
-    commit.then(Op.put(io.etcfs.spi.meta.Keys.of("/contract/data"), new byte[] {7}));
-    a.cleanOps(x).forEach(commit::then);
-    var result = store().commit(commit);
-    assertTrue(result.succeeded());
-    long declared = result.revision();
-    eventually("b to see a clean", () -> b.attributesFrom(ino) == declared);
-    assertTrue(a.dirty(x));
-    eventually("b to see a dirty again",
-        () -> b.attributesFrom(ino) == LockService.UNCOMMITTED_ELSEWHERE);
-    assertTrue(a.dirty(x), "twice");
-    b.acquire(ino, LockMode.EXCLUSIVE, LONG); // a's lock is recalled and given back
-    assertFalse(a.dirty(x), "a lock given up cannot be made dirty");
+    Holder first = new Holder(a, a.acquire(ino, LockMode.EXCLUSIVE, LONG));
+    assertTrue(first.raise() && first.commit(1));
+    Holder second = new Holder(b, b.acquire(ino, LockMode.EXCLUSIVE, LONG)); // recalls a's
+    assertTrue(second.lock.fencingToken() > first.lock.fencingToken());
+    assertTrue(second.raise());
+    assertEquals(1, data(ino), "the second holder sees the first's commit");
+    assertFalse(first.commit(2), "the first holder's late commit is rejected");
+    assertTrue(second.commit(3));
+    assertEquals(3, data(ino));
+    assertEquals(List.of(1L, 3L), applied(ino), "only commits in grant order applied");
   }
 
   private static void eventually(String what, java.util.function.BooleanSupplier check)
@@ -192,9 +210,9 @@ public abstract class LockServiceContract {
   /**
    * A lock a backend grants with the transaction that creates its inode ({@link
    * LockService#createGrant}, 2.2) is held exactly as an acquired one: acquiring it again costs
-   * nothing, its guards hold while it is held, another node sees it, recalls it and gets the lock
-   * with a greater token, and the old holder's guards fail from then on. A backend that cannot
-   * grant this way (null) passes.
+   * nothing, commits under it apply while it is held, another node recalls it and gets the lock
+   * with a greater token, and once that node raised the fence the old holder's commits fail. A
+   * backend that cannot grant this way (null) passes.
    */
   @Test
   void aLockGrantedWithItsInodesCreateIsHeldAsAnAcquiredOne() throws Exception {
@@ -205,15 +223,19 @@ public abstract class LockServiceContract {
     if (grant == null) {
       return;
     }
-    HeldLock lock = createUnder(a, grant);
+    Holder created = createUnder(a, grant);
+    HeldLock lock = created.lock;
     assertEquals(LockMode.EXCLUSIVE, lock.mode());
     assertSame(lock, a.acquire(ino, LockMode.EXCLUSIVE, LONG), "held: no new request");
-    assertTrue(commitUnder(a, lock), "a commit under the created lock applies");
-    eventually("b to see a's created lock",
-        () -> b.attributesFrom(ino) == LockService.UNCOMMITTED_ELSEWHERE);
-    HeldLock theirs = b.acquire(ino, LockMode.SHARED, LONG); // recalls a's lock
-    assertTrue(theirs.fencingToken() > lock.fencingToken(), lock + " then " + theirs);
-    assertFalse(commitUnder(a, lock), "a commit under the recalled lock is rejected");
+    assertTrue(created.commit(1), "a commit under the created lock applies");
+    if (b.writerElsewhere(ino) != LockService.Writer.UNKNOWN) {
+      eventually("b to see a's created lock",
+          () -> b.writerElsewhere(ino) == LockService.Writer.HOLDING);
+    }
+    Holder theirs = new Holder(b, b.acquire(ino, LockMode.EXCLUSIVE, LONG)); // recalls a's lock
+    assertTrue(theirs.lock.fencingToken() > lock.fencingToken(), lock + " then " + theirs.lock);
+    assertTrue(theirs.raise());
+    assertFalse(created.commit(2), "a commit under the recalled lock is rejected");
   }
 
   /** A node that crashes right after a create that granted it the lock holds it no longer. */
@@ -226,27 +248,33 @@ public abstract class LockServiceContract {
     if (grant == null) {
       return;
     }
-    HeldLock lock = createUnder(a, grant);
+    Holder created = createUnder(a, grant);
     crash(a);
     long t0 = System.nanoTime();
-    b.acquire(ino, LockMode.EXCLUSIVE, LONG);
+    Holder next = new Holder(b, b.acquire(ino, LockMode.EXCLUSIVE, LONG));
     double seconds = (System.nanoTime() - t0) / 1e9;
     assertTrue(seconds < 6, "takeover took " + seconds + " s");
-    assertFalse(commitUnder(a, lock), "the crashed creator can commit nothing");
+    assertTrue(next.raise());
+    assertFalse(created.commit(1), "the crashed creator can commit nothing");
   }
 
-  /** Commits a "create" carrying {@code grant} and adopts the lock it granted. */
-  private HeldLock createUnder(LockService node, CreateGrant grant) {
+  /**
+   * Commits a "create" carrying {@code grant} and the creator's fence, as the core does, and
+   * adopts the lock it granted.
+   */
+  private Holder createUnder(LockService node, CreateGrant grant) {
+    InodeFence mine = new InodeFence(names.get(node), 1, grants.incrementAndGet(), false);
     Txn create = new Txn();
     grant.guards().forEach(create::when);
     create.then(Op.put(io.etcfs.spi.meta.Keys.of("/contract/created/" + grant.inode()),
         new byte[] {1}));
+    create.then(Op.put(InodeFence.key(SPACE, grant.inode()), mine.value()));
     grant.ops().forEach(create::then);
     var result = store().commit(create);
     assertTrue(result.succeeded(), "the create commits");
     HeldLock lock = node.adoptCreated(grant, result.revision());
     assertTrue(lock != null, "adopted");
-    return lock;
+    return new Holder(node, lock, mine);
   }
 
   @Test
@@ -285,14 +313,14 @@ public abstract class LockServiceContract {
   }
 
   @Test
-  void guardsHoldExactlyWhileTheLockIsHeld() throws Exception {
+  void commitsApplyExactlyUntilTheNextHolderRaises() throws Exception {
     long ino = nextInode();
     LockService a = node("a", true);
     LockService b = node("b", true);
-    HeldLock lock = a.acquire(ino, LockMode.EXCLUSIVE, LONG);
-    assertTrue(commitUnder(a, lock), "a commit under a held lock applies");
-    b.acquire(ino, LockMode.EXCLUSIVE, LONG);
-    assertFalse(commitUnder(a, lock), "a commit under a lock given up is rejected");
+    Holder mine = new Holder(a, a.acquire(ino, LockMode.EXCLUSIVE, LONG));
+    assertTrue(mine.raise() && mine.commit(1), "a commit under a held lock applies");
+    new Holder(b, b.acquire(ino, LockMode.EXCLUSIVE, LONG)).raise();
+    assertFalse(mine.commit(2), "a commit under a lock given up is rejected");
   }
 
   @Test
@@ -353,13 +381,15 @@ public abstract class LockServiceContract {
     long ino = nextInode();
     LockService a = node("a", false);
     LockService b = node("b", true);
-    HeldLock lock = a.acquire(ino, LockMode.EXCLUSIVE, LONG);
+    Holder lost = new Holder(a, a.acquire(ino, LockMode.EXCLUSIVE, LONG));
+    assertTrue(lost.raise());
     crash(a);
     long t0 = System.nanoTime();
-    b.acquire(ino, LockMode.EXCLUSIVE, LONG);
+    Holder next = new Holder(b, b.acquire(ino, LockMode.EXCLUSIVE, LONG));
     double seconds = (System.nanoTime() - t0) / 1e9;
     assertTrue(seconds < 6, "takeover took " + seconds + " s");
-    assertFalse(commitUnderGuards(a.guards(lock)), "the crashed holder can commit nothing");
+    assertTrue(next.raise());
+    assertFalse(lost.commit(1), "the crashed holder can commit nothing");
   }
 
   @Test
@@ -384,9 +414,10 @@ public abstract class LockServiceContract {
     HeldLock lock = a.acquire(ino, LockMode.EXCLUSIVE, LONG);
     a.release(lock);
     a.release(lock);
-    HeldLock theirs = b.acquire(ino, LockMode.EXCLUSIVE, LONG);
+    Holder theirs = new Holder(b, b.acquire(ino, LockMode.EXCLUSIVE, LONG));
     a.release(lock);
-    assertTrue(commitUnder(b, theirs), "an old holder's late release took nothing from b");
+    assertTrue(theirs.raise() && theirs.commit(1),
+        "an old holder's late release took nothing from b");
   }
 
   @Test
@@ -402,15 +433,63 @@ public abstract class LockServiceContract {
     c.acquire(ino, LockMode.EXCLUSIVE, Duration.ofSeconds(5)); // not behind b's old request
   }
 
-  private boolean commitUnder(LockService node, HeldLock lock) {
-    return commitUnderGuards(node.guards(lock));
+  private static final Keyspace SPACE = Keyspace.of("contract");
+  private final java.util.Map<LockService, String> names = new java.util.HashMap<>();
+  private final java.util.concurrent.atomic.AtomicLong grants =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /**
+   * The core's side of one exclusive grant, as the core runs it (etcfs-core's Fences): raise
+   * the inode's fence, then commit under it — each commit compares that the fence names this
+   * grant. Here a commit writes a number to the inode's data key and appends it to
+   * the inode's log of applied commits.
+   */
+  private final class Holder {
+    final LockService node;
+    final HeldLock lock;
+    final InodeFence mine;
+
+    Holder(LockService node, HeldLock lock) {
+      this(node, lock, new InodeFence(names.get(node), 1, grants.incrementAndGet(), false));
+    }
+
+    Holder(LockService node, HeldLock lock, InodeFence mine) {
+      this.node = node;
+      this.lock = lock;
+      this.mine = mine;
+    }
+
+    boolean raise() {
+      byte[] key = InodeFence.key(SPACE, lock.inode());
+      var stored = store().get(key);
+      return store().commit(new Txn()
+          .when(Compare.modRevision(key, stored.map(KeyValue::modRevision).orElse(0L)))
+          .then(Op.put(key, mine.value()))).succeeded();
+    }
+
+    boolean commit(long value) {
+      byte[] key = InodeFence.key(SPACE, lock.inode());
+      byte[] log = io.etcfs.spi.meta.Keys.of("/contract/log/" + lock.inode() + "/" + value);
+      return store().commit(new Txn().when(Compare.value(key, mine.value()))
+          .then(Op.put(dataKey(lock.inode()), Long.toString(value).getBytes()))
+          .then(Op.put(log, new byte[] {1}))).succeeded();
+    }
   }
 
-  private boolean commitUnderGuards(List<io.etcfs.spi.meta.Compare> guards) {
-    Txn txn = new Txn();
-    guards.forEach(txn::when);
-    txn.then(Op.put(io.etcfs.spi.meta.Keys.of("/contract/guarded"), new byte[] {1}));
-    return store().commit(txn).succeeded();
+  private static byte[] dataKey(long ino) {
+    return io.etcfs.spi.meta.Keys.of("/contract/data/" + ino);
+  }
+
+  private long data(long ino) {
+    return store().get(dataKey(ino)).map(kv -> Long.parseLong(kv.valueString())).orElse(0L);
+  }
+
+  /** The commits that applied on {@code ino}, in the order they applied. */
+  private List<Long> applied(long ino) {
+    return store().prefix(io.etcfs.spi.meta.Keys.of("/contract/log/" + ino + "/"), 0).kvs()
+        .stream().sorted(java.util.Comparator.comparingLong(KeyValue::modRevision))
+        .map(kv -> Long.parseLong(kv.keyString().substring(kv.keyString().lastIndexOf('/') + 1)))
+        .toList();
   }
 
   /** Waits until {@code n} requests are queued on the inode in the store (any backend's keys). */

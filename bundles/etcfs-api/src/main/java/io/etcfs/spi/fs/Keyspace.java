@@ -32,6 +32,8 @@ public final class Keyspace {
   public static final String BLOCKS = "blocks/";
   /** Nodes out of space asking for arenas; the arena allocator's. */
   public static final String WANTS = "wants/";
+  /** Inode fences ({@link InodeFence}), one per inode ever written; the core's (1.1). */
+  public static final String INODE_FENCES = "f/";
 
   private final String name;
   private final String root;

@@ -1,10 +1,10 @@
 /**
  * The filesystem's identity and keyspace, one definition for the core, every plug-in and the CLI:
  * the filesystem record in etcd ({@link FsRecord}) and where each part keeps its keys ({@link
- * Keyspace}). docs/ARCHITECTURE.md ("The etcd keyspace") lists every key.
+ * Keyspace}); 1.1: the core's inode fence ({@link InodeFence}). docs/ARCHITECTURE.md ("The etcd keyspace") lists every key.
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package io.etcfs.spi.fs;
 
 import org.osgi.annotation.bundle.Export;

@@ -45,6 +45,8 @@ public interface LockReport {
    * One lock request anywhere in the cluster, for {@code locks --all}.
    *
    * @param held whether it is granted (else queued)
+   * @param clean whether the backend knows its holder declared everything committed (since 3.0
+   *     that declaration is the core's inode fence: a backend's cluster view may not know it)
    * @param node the node that asked
    * @param session the session it was asked under, as the backend names it
    */

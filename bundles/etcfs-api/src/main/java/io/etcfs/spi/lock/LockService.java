@@ -1,7 +1,5 @@
 package io.etcfs.spi.lock;
 
-import io.etcfs.spi.meta.Compare;
-import io.etcfs.spi.meta.Op;
 import java.time.Duration;
 import java.util.List;
 import org.osgi.annotation.versioning.ProviderType;
@@ -17,6 +15,9 @@ import org.osgi.annotation.versioning.ProviderType;
  *   <li>Conflicting locks are never held at once by live sessions.
  *   <li>Waiters are served fairly: a stream of shared requests does not starve an exclusive one.
  *   <li>{@link #acquire} returns a fencing token that increases with every new holder.
+ *   <li>A backend arbitrates only: what keeps data safe when a grant goes wrong (a holder whose
+ *       session lapsed, two holders at once) is the core's inode fence ({@link
+ *       io.etcfs.spi.fs.InodeFence}), which every data commit compares (3.0).
  *   <li>A holder keeps a lock after use until another node asks for it (lock caching), and is
  *       told through the {@link RecallHandler}, no sooner than a minimum hold time after the
  *       grant (so two writers do not ping-pong the lock on every write).
@@ -48,64 +49,44 @@ public interface LockService {
    */
   void release(HeldLock lock);
 
-  /**
-   * The compares that hold in the metadata store exactly while {@code lock} is held: every
-   * metadata commit made under the lock carries them, so a holder whose session lapsed (paused,
-   * cut off) cannot commit anything after another node took the lock.
-   */
-  List<Compare> guards(HeldLock lock);
-
-  /** {@link #attributesFrom}: another node may hold changes it has not committed. */
-  long UNCOMMITTED_ELSEWHERE = -1;
-
-  /**
-   * Where this node may take {@code inode}'s attributes from, as far as its view of the lock
-   * table shows (2.1). The core answers a {@code stat} from its cache unless another session
-   * holds the lock exclusively and may have buffered changes — then it takes the shared lock
-   * first (a recall: the writer commits), so a size a writer elsewhere has buffered shows at
-   * once. The view may trail the cluster by the backend's notification delay (for etcd, the
-   * watch's), the same allowance the directory-entry caches have.
-   *
-   * @return {@link #UNCOMMITTED_ELSEWHERE} if another session holds the lock exclusively and has
-   *     not declared everything committed ({@link #cleanOps}); otherwise the revision a metadata
-   *     cache must have reached to show what an exclusive holder elsewhere committed (a clean
-   *     holder's declaration, or the last exclusive holder's release: a change under the
-   *     filesystem's prefix, which a cache watching it is sure to reach; where the backend no
-   *     longer knows that release, a revision it knows to be later, such as that of the read it
-   *     rebuilt its view from), or 0
-   */
-  long attributesFrom(long inode);
-
-  /**
-   * Waits until {@link #attributesFrom} answers from a view that includes every lock change up
-   * to metadata revision {@code revision} (2.3). The core passes the newest revision at which
-   * its own metadata watch saw a key under {@code /etcfs/<fs>/locks/} change, so that its
-   * cache never shows a file (a name, a size) whose lock the view does not show yet: the
-   * create that grants a writer its lock is one transaction, and two watches on one store
-   * deliver it at slightly different moments.
-   *
-   * @return whether the view is that new; a backend whose view is not ordered by the metadata
-   *     store's revisions (it keeps no keys there) returns true at once
-   */
-  default boolean awaitView(long revision, long timeoutMs) {
-    return true;
+  /** What a backend's view shows of other sessions' exclusive interest in one inode (3.0). */
+  enum Writer {
+    /** No other session holds or asks for the lock exclusively. */
+    NONE,
+    /** Another session holds it exclusively, and no other exclusive request waits. */
+    HOLDING,
+    /**
+     * Another session waits for it exclusively: it may be granted, and its {@code write()}
+     * return, at any moment, before this node's view shows the grant.
+     */
+    WAITING,
+    /** The backend keeps no view: the core reads the inode's fence instead. */
+    UNKNOWN
   }
 
   /**
-   * Operations that declare an exclusive holder clean: the core adds them to a commit that
-   * leaves nothing buffered under {@code lock} (the flush at a close), so other nodes state the
-   * file from their caches instead of recalling the lock. The commit's {@link #guards} protect
-   * them. Empty for a shared lock, or for a backend that cannot declare it (2.1).
+   * What this node's view of the lock table shows of other sessions' exclusive interest in
+   * {@code inode} (3.0): a writer elsewhere may buffer changes of the file's size and times.
+   * Asks nobody and never waits (it is called where a thread must not wait); the view may trail
+   * the cluster by the backend's notification delay. The core combines it with the inode's fence
+   * ({@link io.etcfs.spi.fs.InodeFence}), which says whether a holder declared everything
+   * committed, to decide whether a {@code stat} may be answered from its cache or must take the
+   * shared lock first (a recall: the writer commits).
+   *
+   * @return {@link Writer#UNKNOWN} by default (the core then reads the fence from the store for
+   *     every such {@code stat} of a file it holds no lock on)
    */
-  List<Op> cleanOps(HeldLock lock);
+  default Writer writerElsewhere(long inode) {
+    return Writer.UNKNOWN;
+  }
 
   /**
-   * Withdraws a clean declaration before this node buffers a change under {@code lock} again:
-   * returns at once when none stands (the usual case), else after one round trip (2.1).
-   *
-   * @return false if {@code lock} is no longer held (the caller asks for the lock again)
+   * A hint from the core: whether anything is buffered under exclusive {@code lock} (3.0). A
+   * clean lock may be given back sooner when idle, or made shared in place ({@link
+   * RecallHandler#downgrading}). Policy only: safety never rests on it (the core's fence and its
+   * answer to {@code downgrading} do).
    */
-  boolean dirty(HeldLock lock);
+  default void clean(HeldLock lock, boolean clean) {}
 
   /**
    * Grants this node the exclusive lock on {@code inode} in the transaction that creates the
@@ -122,20 +103,9 @@ public interface LockService {
   }
 
   /**
-   * As {@link #createGrant(long)}; with {@code clean}, the creating transaction also commits
-   * everything the new file holds (its data, written before its create was committed), so the
-   * grant may declare its holder clean at once, as {@link #cleanOps} does at a close (2.1, 2.2):
-   * other nodes then state and read the file without a recall. The default ignores {@code
-   * clean}; a grant that says dirty is always safe, it only costs others a recall.
-   */
-  default CreateGrant createGrant(long inode, boolean clean) {
-    return createGrant(inode);
-  }
-
-  /**
    * The lock a committed {@link #createGrant} gave this node, held from now on exactly as if
    * {@link #acquire} had granted it at {@code revision}: cached, recalled on demand, given back
-   * when idle, gone with its session, guarded by {@link #guards} (2.2).
+   * when idle, gone with its session (2.2).
    *
    * @param revision the revision the creating transaction committed at
    * @return null if the lock cannot be held any more (its session ended meanwhile: then what
@@ -174,7 +144,7 @@ public interface LockService {
    * exclusively without a clean declaration — a writer elsewhere that may buffer changes of
    * its size and times (2.5). The core then lets the kernel keep attributes of files nobody
    * writes without taking their locks, and drops them when this says a writer comes. Called on
-   * the backend's notification thread, before {@link #attributesFrom} answers from a view that
+   * the backend's notification thread, before {@link #writerElsewhere} answers from a view that
    * shows the change; the listener must return promptly. One listener; a new one replaces it.
    *
    * @return whether this backend tells; the default does not, and the core lets the kernel keep

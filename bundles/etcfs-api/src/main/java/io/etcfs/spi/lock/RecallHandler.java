@@ -9,8 +9,8 @@ import org.osgi.annotation.versioning.ConsumerType;
  * {@link #recall} returns (a holder still flushing has simply not returned yet), so a handler
  * that fails cannot keep a lock for good.
  *
- * <p>A service may also turn an exclusive lock whose holder committed everything (declared clean
- * at a close) into a shared one in place, keeping its fencing token (since 2.6), when it has not
+ * <p>A service may also turn an exclusive lock whose holder committed everything (the core's
+ * {@link LockService#clean} hint) into a shared one in place, keeping its fencing token (since 2.6), when it has not
  * been used for a while. The holder keeps
  * what it cached (nothing of the file can change without a recall of the shared lock), and other
  * nodes read without recalling anything. {@link #downgrading} asks first; {@link #downgraded}
@@ -23,8 +23,8 @@ public interface RecallHandler {
   /**
    * The service is about to make exclusive {@code lock} shared: the handler waits for the calls
    * in progress on the file and answers whether nothing of it is buffered. From this call until
-   * {@link #downgraded}, the service refuses {@link LockService#dirty} of the lock, and commits
-   * under it fail at their guards once the change applies.
+   * {@link #downgraded}, the handler buffers nothing more under the lock (a write asks for the
+   * lock again: an upgrade), which is what makes the change safe whatever the backend (3.0).
    *
    * @return true to go ahead; false (the default: a handler that does not know) to have the
    *     lock recalled as usual instead

@@ -71,6 +71,25 @@ public final class FsKeys {
     return Keys.of(prefix + "m/" + hex(dir));
   }
 
+  /** The inode's fence (spi.fs {@code InodeFence}). */
+  public byte[] inodeFence(long ino) {
+    return io.etcfs.spi.fs.InodeFence.key(space, ino);
+  }
+
+  /** For a fence's key: the inode it fences; else -1. */
+  public long fenceInode(String key) {
+    int at = prefix.length() + Keyspace.INODE_FENCES.length();
+    if (key.length() != at + 16 || !key.startsWith(prefix)
+        || !key.startsWith(Keyspace.INODE_FENCES, prefix.length())) {
+      return -1;
+    }
+    try {
+      return Long.parseUnsignedLong(key.substring(at), 16);
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
   public byte[] extentPrefix(long ino) {
     return Keys.of(prefix + "e/" + hex(ino) + "/");
   }
@@ -122,7 +141,7 @@ public final class FsKeys {
       return false;
     }
     char c = key.charAt(prefix.length());
-    return key.charAt(prefix.length() + 1) == '/' && (c == 'i' || c == 'd' || c == 'm');
+    return key.charAt(prefix.length() + 1) == '/' && (c == 'i' || c == 'd' || c == 'm' || c == 'f');
   }
 
   /** For an entry key {@code d/<dir>/<hash>/<name>}: its directory's entry prefix; else null. */
@@ -133,14 +152,6 @@ public final class FsKeys {
       return null;
     }
     return key.substring(0, at + 19);
-  }
-
-  /**
-   * Whether {@code key} is an inode lock's (the etcd lock backend keeps its queue under
-   * {@code locks/}; the core never writes there itself, but its watch sees them change).
-   */
-  public boolean isInodeLock(String key) {
-    return key.startsWith(prefix) && key.startsWith(Keyspace.LOCKS, prefix.length());
   }
 
   /** The key without the filesystem prefix, or null if it is not one of this filesystem's. */

@@ -637,6 +637,11 @@ final class Delegations implements Lookups.Queued {
     HeldLock lock = null;
     try {
       lock = locks.hold(d.ino, LockMode.EXCLUSIVE);
+      // Changes are queued under it from now on: its fence says so before the first (the
+      // directory's attributes are then read elsewhere under a recall, not from a cache).
+      if (!locks.dirty(lock)) {
+        lock = null;
+      }
     } catch (FsException | RuntimeException e) {
       LOG.log(Level.FINE, "directory " + d.ino + " not delegated: " + e.getMessage());
     }
@@ -983,7 +988,7 @@ final class Delegations implements Lookups.Queued {
         ctx.tx.run("commit " + batch.size() + " names in " + d.ino, tx -> {
           taken[0] = 0;
           grants.clear();
-          locks.guards(d.ino).forEach(tx::guard);
+          locks.fence(tx, d.ino, false);
           boolean parentGuarded = false;
           int most = 0;
           for (Queued q : batch) {

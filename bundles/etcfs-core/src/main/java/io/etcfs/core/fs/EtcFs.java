@@ -75,7 +75,6 @@ public final class EtcFs implements Vfs, AutoCloseable {
       int blockSize, long bufferBytes, Duration lockWait) {
     this.ctx = new Ctx(store, new FsKeys(fsName), membership, allocator, device, blockSize);
     this.watch = new CacheWatch(ctx.store, ctx.keys, ctx.cache);
-    watch.setListener(ctx.notices::onEvents);
     Extents extents = new Extents(ctx);
     this.extentsOf = extents;
     OpenFiles open = new OpenFiles();
@@ -83,6 +82,10 @@ public final class EtcFs implements Vfs, AutoCloseable {
     MemoryBudget budget = new MemoryBudget(bufferBytes);
     Purger purger = new Purger(ctx, extents);
     this.locks = new InodeLocks(ctx, lockService, open);
+    watch.setListener(events -> {
+      ctx.notices.onEvents(events);
+      locks.onEvents(events);
+    });
     Flusher flusher = new Flusher(ctx, extents, budget, locks);
     this.flusher = flusher;
     locks.setFlusher(flusher);

@@ -405,7 +405,7 @@ final class Flusher {
    */
   private void guardOrDrop(FileData f) throws FsException {
     try {
-      locks.guards(f.ino);
+      locks.checkCommittable(f.ino);
     } catch (FsException e) {
       drop(f);
       throw e;
@@ -529,7 +529,7 @@ final class Flusher {
     boolean data = f.overwritten;
     long end = f.pendingEnd;
     io.etcfs.core.fs.tx.TxBody<Void> body = tx -> {
-      locks.guards(f.ino).forEach(tx::guard);
+      locks.fence(tx, f.ino, declareClean);
       Inode i = Records.inode(tx.get(ctx.keys.inode(f.ino)), f.ino);
       if (data) {
         long now = Ctx.now();
@@ -537,9 +537,6 @@ final class Flusher {
       }
       tx.put(ctx.keys.inode(f.ino),
           io.etcfs.core.fs.meta.Codec.inode(pending == null ? i : pending.applyTo(i)));
-      if (declareClean) {
-        tx.ops(locks.cleanOps(f.ino));
-      }
       return null;
     };
     String what = "commit attributes of inode " + f.ino;
@@ -766,7 +763,7 @@ final class Flusher {
     List<Extent> referenced = batch.stream().map(Piece::dev).toList();
     long end = added.get(added.size() - 1).fileEnd() * ctx.blockSize;
     io.etcfs.core.fs.tx.TxBody<Void> body = tx -> {
-      locks.guards(f.ino).forEach(tx::guard);
+      locks.fence(tx, f.ino, clean);
       Inode i = Records.inode(tx.get(ctx.keys.inode(f.ino)), f.ino);
       ExtentChunks.Change change = extents.read(tx, f.ino).overwrite(added);
       List<Extent> released = extents.apply(tx, f.ino, change);
@@ -779,9 +776,6 @@ final class Flusher {
       PendingAttrs pending = f.pendingAttrs;
       extents.putInode(tx, pending == null ? written : pending.applyTo(written), change.after());
       extents.allocate(tx, f.ino, referenced, released);
-      if (clean) {
-        tx.ops(locks.cleanOps(f.ino));
-      }
       return null;
     };
     if (grouped) {

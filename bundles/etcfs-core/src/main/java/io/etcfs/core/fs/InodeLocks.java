@@ -27,8 +27,8 @@ import java.util.logging.Logger;
  * This node's side of the cluster's inode locks (strict coherence, DESIGN "Coherence"): file data
  * is read under a shared lock and written under an exclusive one. Locks stay cached after use
  * until another node asks; then the recall flushes and commits what was written under the lock
- * and lets go. Every data commit compares the exclusive lock's fencing token, so a node whose
- * lock session lapsed commits nothing.
+ * and lets go. The backend only arbitrates; every data commit goes through the inode's fence
+ * ({@link Fences}), so a node whose lock was lost — in whatever backend — commits nothing.
  *
  * <p>Order: a caller takes the cluster lock first and the file's local lock second; the recall
  * takes the local lock (waiting for calls in progress) before it flushes and releases. A caller
@@ -43,8 +43,6 @@ final class InodeLocks implements RecallHandler {
   static final Duration WAIT = Duration.ofSeconds(30);
   /** How long a new holder waits for its cache to show what the previous holders committed. */
   private static final long CATCH_UP_MS = 5000;
-  /** How long a stat waits for the lock view to catch up with the cache (see beforeAttributes). */
-  private static final long VIEW_WAIT_MS = 500;
   /** See {@link #waitFor}: short, since it bounds how long such a call waits to be let in. */
   private static final Duration GOING_SLICE = Duration.ofMillis(20);
   /** Far above a lock watch's delay; a recall older than this has shown in the view. */
@@ -55,6 +53,7 @@ final class InodeLocks implements RecallHandler {
   private final Ctx ctx;
   private final Supplier<LockService> service;
   private final OpenFiles open;
+  private final Fences fences;
   private final Map<Long, HeldLock> current = new ConcurrentHashMap<>();
   /**
    * Prefetched shared locks not used yet, each with the batch it came in (see {@link
@@ -87,13 +86,12 @@ final class InodeLocks implements RecallHandler {
   /** See {@link #attributesEpoch}. */
   private final java.util.concurrent.atomic.AtomicLong attributesEpoch =
       new java.util.concurrent.atomic.AtomicLong();
-  /** The attached backend tells of writers elsewhere (SPI lock 2.5). */
-  private volatile boolean backendTells;
 
   InodeLocks(Ctx ctx, Supplier<LockService> service, OpenFiles open) {
     this.ctx = ctx;
     this.service = service;
     this.open = open;
+    this.fences = new Fences(ctx);
   }
 
   void setFlusher(Flusher flusher) {
@@ -154,11 +152,31 @@ final class InodeLocks implements RecallHandler {
       }
       break;
     }
-    if (before != lock && !ctx.cache.awaitRevision(lock.grantRevision(), CATCH_UP_MS)) {
+    if (before != lock && !ctx.cache.awaitRevision(caughtUp(lock), CATCH_UP_MS)) {
       forgetCached(ino); // the cache cannot say it is that new
+    }
+    if (lock.mode() == LockMode.EXCLUSIVE && fences.of(lock) == null) {
+      fences.granted(lock);
     }
     watch(s);
     return lock;
+  }
+
+  /**
+   * The revision the cache must reach to show what every earlier holder of {@code lock}
+   * committed: the backend's grant revision, or, from a backend that knows none, the store's
+   * revision now (one read: everything committed before the grant is at or before it).
+   */
+  private long caughtUp(HeldLock lock) throws FsException {
+    if (lock.grantRevision() > 0) {
+      return lock.grantRevision();
+    }
+    byte[] key = ctx.keys.inodeFence(lock.inode());
+    try {
+      return ctx.store.range(key, io.etcfs.spi.meta.Keys.after(key), 1).revision();
+    } catch (io.etcfs.spi.meta.MetaStoreException e) {
+      throw new FsException(Errno.EIO, "inode " + lock.inode() + ": " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -193,14 +211,14 @@ final class InodeLocks implements RecallHandler {
 
   /**
    * As {@link #grantOnCreate(MetaTx, long)}; {@code clean} where the transaction also commits
-   * everything the file holds ({@link LockService#createGrant(long, boolean)}).
+   * everything the file holds: its fence, raised by the same transaction, says so from the start.
    */
   CreateGrant grantOnCreate(MetaTx tx, long ino, boolean clean) {
     LockService s;
     CreateGrant grant;
     try {
       s = service();
-      grant = s.createGrant(ino, clean);
+      grant = s.createGrant(ino);
     } catch (FsException | RuntimeException e) {
       // No backend, one that has not built it, or no session to be had (etcd away; the create
       // itself will say so): the lock is asked for at the first write, as without a grant.
@@ -215,7 +233,9 @@ final class InodeLocks implements RecallHandler {
     }
     grant.guards().forEach(tx::guard);
     tx.ops(grant.ops());
-    tx.afterCommitAt(revision -> adopt(s, grant, revision));
+    io.etcfs.spi.fs.InodeFence mine = fences.next(clean);
+    fences.forCreate(tx, ino, mine);
+    tx.afterCommitAt(revision -> adopt(s, grant, revision, mine));
     return grant;
   }
 
@@ -225,7 +245,7 @@ final class InodeLocks implements RecallHandler {
    * adopted, or fails and it is dropped ({@link #dropProvisional}). No backend knows it: nobody
    * else can ask for the lock of a file no other node can see (a look-up in the directory
    * recalls the delegation, which commits the create, lock key included, first). Writes and
-   * buffered attribute changes go on under it; whatever commits under it ({@link #guards}) or
+   * buffered attribute changes go on under it; whatever commits under it ({@link #fence}) or
    * lets it go waits for the create first. Its fencing token is 0 (it commits nothing itself);
    * the kernel caches pages under a cache grant of its own, which the adopted lock continues
    * (see {@link #cacheGrant}); it may keep the file's attributes, which change only here until
@@ -274,7 +294,8 @@ final class InodeLocks implements RecallHandler {
    * it, recalls flush and release it, and its session's end forgets it. Its grant revision is
    * the create's, which the cache has reached (the create waited for it).
    */
-  private void adopt(LockService s, CreateGrant grant, long revision) {
+  private void adopt(LockService s, CreateGrant grant, long revision,
+      io.etcfs.spi.fs.InodeFence mine) {
     HeldLock lock;
     try {
       lock = s.adoptCreated(grant, revision);
@@ -287,12 +308,17 @@ final class InodeLocks implements RecallHandler {
       return; // taken at the first write; what the grant wrote goes with its session
     }
     continued.put(lock.inode(), lock.fencingToken()); // before it shows: see cacheGrant
+    fences.created(lock, mine);
+    if (mine.clean()) {
+      hintClean(s, lock, true);
+    }
     current.put(lock.inode(), lock);
     provisionals.remove(lock.inode()); // the create queued here committed: this replaces it
     // A recall may have come between the backend's adoption and here (past the minimum hold):
     // letGo recorded the lock before it forgot it, so seen here, it is gone already.
     if (lock.equals(lastGone.get(lock.inode()))) {
       current.remove(lock.inode(), lock);
+      fences.gone(lock);
       return;
     }
     watch(s);
@@ -458,14 +484,15 @@ final class InodeLocks implements RecallHandler {
 
   /**
    * Before a file's attributes are answered from the cache: if another node holds its lock
-   * exclusively and may have written without committing (size, times), this node takes the
-   * shared lock first — a recall: the writer commits and lets go. If that holder declared itself
-   * clean (it committed everything at a close), the cache only has to have reached that commit.
-   * Nothing happens for a file this node holds a lock on (then nobody else writes it) or that
-   * nobody holds exclusively elsewhere, the usual case, which costs one map look-up. The lock
-   * view asked is first made at least as new as every lock change this node's cache watch has
-   * shown: a file created with its writer's lock in one transaction must not show here (its
-   * name, its size at the create) without that lock.
+   * exclusively and may have written without committing (size, times) — its inode fence is
+   * raised and not declared clean — or may be granted it and write at any moment, this node
+   * takes the shared lock first: a recall, the writer commits and lets go. Nothing happens for a
+   * file this node holds a lock on (then nobody else writes it), nor, costing a map look-up or
+   * two, for one whose fence is not dirty in the cache and whose lock the backend's view shows
+   * nobody else holding or awaiting exclusively (the usual case), or shows held by a writer
+   * whose fence says it committed everything. A backend without a view costs one read of the
+   * fence (linearizable: a raise that came before it shows). A file created with its writer's
+   * lock shows here together with its fence: one transaction, one watch.
    *
    * @return whether the caller must read the attributes afresh
    */
@@ -478,33 +505,58 @@ final class InodeLocks implements RecallHandler {
       hold(ino, LockMode.SHARED); // queued behind that writer, whose grant may not show yet
       return true;
     }
-    long from;
-    try {
-      long seen = ctx.cache.lockChangeAt();
-      // Normally the lock watch has shown what the cache watch has (within a millisecond). If
-      // it has not within VIEW_WAIT_MS, something is wrong with it: the shared lock answers for
-      // certain, and costs a round trip only in that case.
-      if (seen > 0 && !s.awaitView(seen, VIEW_WAIT_MS)) {
-        hold(ino, LockMode.SHARED);
-        return true;
+    io.etcfs.spi.fs.InodeFence fence = cachedFence(ino);
+    boolean writer = dirtyElsewhere(fence);
+    if (!writer) {
+      switch (s.writerElsewhere(ino)) {
+        case NONE -> { }
+        case HOLDING -> writer = fence == null || !fence.clean();
+        case WAITING -> writer = true;
+        case UNKNOWN -> {
+          fence = storedFence(ino);
+          writer = dirtyElsewhere(fence);
+        }
       }
-      from = s.attributesFrom(ino);
-    } catch (UnsupportedOperationException e) {
-      throw notBuilt(s, e);
     }
-    if (from == LockService.UNCOMMITTED_ELSEWHERE) {
+    if (writer) {
       hold(ino, LockMode.SHARED);
       return true;
     }
-    if (from > 0 && !ctx.cache.awaitRevision(from, CATCH_UP_MS)) {
-      ctx.cache.invalidate(ctx.keys.inode(ino)); // read it from etcd instead
-    }
-    return from > 0;
+    return fence != null && !fences.mine(fence);
+  }
+
+  /** The fence of {@code ino} if this node's cache holds it, asking nobody; else null. */
+  private io.etcfs.spi.fs.InodeFence cachedFence(long ino) {
+    return ctx.cache.cachedOnly(ctx.keys.inodeFence(ino))
+        .map(kv -> io.etcfs.spi.fs.InodeFence.decode(kv.value())).orElse(null);
   }
 
   /**
-   * Before a change is buffered under {@code lock}: withdraws the clean declaration a close may
-   * have made (one round trip then; none otherwise).
+   * The fence of {@code ino} read from etcd, with the cache brought up to it (what a writer
+   * declared clean committed before it).
+   */
+  private io.etcfs.spi.fs.InodeFence storedFence(long ino) throws FsException {
+    NoWait.check();
+    java.util.Optional<io.etcfs.spi.meta.KeyValue> kv;
+    try {
+      kv = ctx.store.get(ctx.keys.inodeFence(ino));
+    } catch (io.etcfs.spi.meta.MetaStoreException e) {
+      throw new FsException(Errno.EIO, "inode " + ino + ": " + e.getMessage(), e);
+    }
+    if (kv.isPresent() && !ctx.cache.awaitRevision(kv.get().modRevision(), CATCH_UP_MS)) {
+      forgetCached(ino); // the cache cannot say it is that new
+    }
+    return kv.map(v -> io.etcfs.spi.fs.InodeFence.decode(v.value())).orElse(null);
+  }
+
+  /** A fence another holder raised and did not declare clean; not this incarnation's own. */
+  private boolean dirtyElsewhere(io.etcfs.spi.fs.InodeFence fence) {
+    return fence != null && !fence.clean() && !fences.mine(fence);
+  }
+
+  /**
+   * Before a change is buffered under {@code lock}: raises the inode's fence, or withdraws the
+   * clean declaration a close made (one round trip then; none otherwise).
    *
    * @return false if the lock is gone meanwhile (the caller asks for it again)
    */
@@ -512,30 +564,51 @@ final class InodeLocks implements RecallHandler {
     if (provisional(lock)) {
       return current.get(lock.inode()) == lock; // never declared clean
     }
-    LockService s = service();
-    try {
-      return s.dirty(lock);
-    } catch (UnsupportedOperationException e) {
-      throw notBuilt(s, e);
-    } catch (io.etcfs.spi.meta.MetaStoreException e) {
-      throw new FsException(Errno.EIO, "inode " + lock.inode() + ": " + e.getMessage(), e);
+    Fences.Fence f = fences.of(lock);
+    if (f == null || current.get(lock.inode()) != lock) {
+      return false;
     }
+    boolean wasClean = f.clean;
+    try {
+      if (!fences.dirty(f)) {
+        return false;
+      }
+    } catch (Fences.LostException e) {
+      lost(lock);
+      throw e;
+    }
+    if (wasClean) {
+      hintClean(attached, lock, false);
+    }
+    return true;
   }
 
   /**
-   * The operations that declare this node's exclusive lock on {@code ino} clean, for a commit
-   * that leaves nothing of the file buffered; none without such a lock.
+   * {@code lock}'s fence names another holder (a wrong grant, or a session that lapsed unseen):
+   * forgotten here as a lost session's locks are (the kernel drops what it cached under it), and
+   * given back, so that the next use asks the backend afresh.
    */
-  List<io.etcfs.spi.meta.Op> cleanOps(long ino) {
-    HeldLock lock = current.get(ino);
+  private void lost(HeldLock lock) {
+    LOG.log(Level.WARNING, "inode " + lock.inode() + ": another holder raised the fence of a"
+        + " lock this node held; letting it go");
+    attributesEpoch.incrementAndGet();
+    ctx.notices.lockGoing(lock.inode(), false);
+    forget(lock);
     LockService s = attached;
-    if (lock == null || s == null || lock.mode() != LockMode.EXCLUSIVE) {
-      return List.of();
+    if (s != null) {
+      s.release(lock);
+    }
+  }
+
+  /** Tells the backend whether a lock is clean: its policy's hint, never its safety. */
+  private static void hintClean(LockService s, HeldLock lock, boolean clean) {
+    if (s == null) {
+      return;
     }
     try {
-      return s.cleanOps(lock);
-    } catch (UnsupportedOperationException e) {
-      return List.of(); // a backend that cannot declare it: other nodes recall, as before
+      s.clean(lock, clean);
+    } catch (RuntimeException e) {
+      LOG.log(Level.FINE, "inode " + lock.inode() + ": clean hint not taken: " + e);
     }
   }
 
@@ -560,10 +633,10 @@ final class InodeLocks implements RecallHandler {
   }
 
   /**
-   * The compares a commit of {@code ino}'s data carries: its exclusive lock's. Fails with EIO if
-   * this node no longer holds that lock provably: what it buffered can no longer be committed.
+   * This node's exclusive lock on {@code ino}, fit to commit under: fails with EIO if this node
+   * no longer holds that lock provably — what it buffered can no longer be committed.
    */
-  List<Compare> guards(long ino) throws FsException {
+  private HeldLock committing(long ino) throws FsException {
     HeldLock lock = current.get(ino);
     if (lock != null && provisional(lock)) {
       awaitCreated.accept(ino); // committed with its lock, or lost: either way not this one
@@ -578,7 +651,31 @@ final class InodeLocks implements RecallHandler {
       throw new FsException(Errno.EIO, "inode " + ino + ": lock session expired;"
           + " writes buffered under it cannot be committed");
     }
-    return s.guards(lock);
+    return lock;
+  }
+
+  /** Fails with EIO where {@link #fence} would: before any work towards a commit is done. */
+  void checkCommittable(long ino) throws FsException {
+    committing(ino);
+  }
+
+  /**
+   * Adds to {@code tx}, a commit of {@code ino}'s data or entries, what fences it (see {@link
+   * Fences#commit}): the commit then applies only if this node's exclusive grant is still the
+   * inode's holder. With {@code declareClean} (a commit that leaves nothing of the file
+   * buffered) the fence says so, and other nodes state the file from their caches.
+   */
+  void fence(MetaTx tx, long ino, boolean declareClean) throws FsException {
+    HeldLock lock = committing(ino);
+    Fences.Fence f = fences.of(lock);
+    if (f == null) {
+      throw new FsException(Errno.EIO, "inode " + ino + ": its exclusive lock has no fence");
+    }
+    boolean wasClean = f.clean;
+    fences.commit(tx, f, declareClean);
+    if (declareClean && !wasClean) {
+      hintClean(attached, lock, true);
+    }
   }
 
   /**
@@ -628,22 +725,39 @@ final class InodeLocks implements RecallHandler {
     }
     FileData f = open.get(ino);
     if (f == null) {
-      return current.get(ino) == lock;
+      return current.get(ino) == lock && demoting(lock);
     }
     f.lock.lock();
     try {
-      return current.get(ino) == lock && !f.hasBuffered();
+      return current.get(ino) == lock && !f.hasBuffered() && demoting(lock);
     } finally {
       f.lock.unlock();
     }
   }
 
+  /**
+   * Agrees to {@code lock} becoming shared: from here nothing more is buffered under it ({@link
+   * #dirty} refuses, and the writer asks for the lock again) until {@link #downgraded} says the
+   * change did not happen. This, not the backend, is what makes the change safe.
+   */
+  private boolean demoting(HeldLock lock) {
+    Fences.Fence fence = fences.of(lock);
+    if (fence != null) {
+      fence.demoting = true;
+    }
+    return true;
+  }
+
   /** The shared lock {@code to} replaces {@code from}, unless a newer grant did meanwhile. */
   @Override
   public void downgraded(HeldLock from, HeldLock to) {
+    Fences.Fence fence = fences.of(from);
     if (to != from) {
       ctx.stats.downgrades.increment();
       current.replace(from.inode(), from, to);
+      fences.demoted(from);
+    } else if (fence != null) {
+      fence.demoting = false;
     }
   }
 
@@ -727,6 +841,7 @@ final class InodeLocks implements RecallHandler {
 
   private void letGoNow(HeldLock lock) throws FsException {
     long ino = lock.inode();
+    Fences.Fence fence = fences.of(lock); // before forget() forgets it
     Delegations queued = delegations;
     if (queued != null) {
       queued.beforeLetGo(lock); // unlinks queued under a directory's lock, or of this inode
@@ -741,7 +856,7 @@ final class InodeLocks implements RecallHandler {
       f.lock.lock();
       try {
         if (lock.mode() == LockMode.EXCLUSIVE && f.hasBuffered()) {
-          flusher.flush(f);
+          flusher.flush(f, true); // nothing stays buffered: the fence says so for the next
         }
         forget(lock);
       } finally {
@@ -749,6 +864,9 @@ final class InodeLocks implements RecallHandler {
       }
     } else {
       forget(lock);
+    }
+    if (fence != null) {
+      fences.cleanBeforeRelease(fence); // a flush above declared it clean already, usually
     }
     LockService s = attached;
     if (s != null) {
@@ -763,6 +881,7 @@ final class InodeLocks implements RecallHandler {
   private void forget(HeldLock lock) {
     lastGone.put(lock.inode(), lock);
     current.remove(lock.inode(), lock);
+    fences.gone(lock);
     unused.remove(lock.inode());
   }
 
@@ -779,7 +898,7 @@ final class InodeLocks implements RecallHandler {
           provisionals.clear();
           s.setRecallHandler(this);
           attributesEpoch.incrementAndGet();
-          backendTells = tells(s);
+          tells(s);
           attached = s;
         }
       }
@@ -787,12 +906,27 @@ final class InodeLocks implements RecallHandler {
     return s;
   }
 
-  private boolean tells(LockService s) {
+  private void tells(LockService s) {
     try {
-      return s.watchExclusive(this::writerElsewhere);
+      s.watchExclusive(this::writerElsewhere);
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "lock backend " + s.backend() + " does not tell of writers: " + e);
-      return false;
+    }
+  }
+
+  /**
+   * The cache watch's events: a fence another holder raised dirty is a writer elsewhere, told
+   * as the backend tells of one ({@link #writerElsewhere}) — before it buffers anything, as it
+   * raises first. Whatever the backend, this is how the kernel learns to drop the attributes it
+   * keeps without a lock.
+   */
+  void onEvents(List<io.etcfs.spi.meta.WatchEvent> events) {
+    for (io.etcfs.spi.meta.WatchEvent e : events) {
+      long ino = ctx.keys.fenceInode(e.kv().keyString());
+      if (ino >= 0 && e.kv().value() != null
+          && dirtyElsewhere(io.etcfs.spi.fs.InodeFence.decode(e.kv().value()))) {
+        writerElsewhere(ino);
+      }
     }
   }
 
@@ -837,8 +971,10 @@ final class InodeLocks implements RecallHandler {
 
   /**
    * See {@link io.etcfs.spi.vfs.Vfs#attributesCacheable}: under this node's lock; or with none,
-   * if the backend tells of writers, its view is as new as the cache, and it shows no other
-   * session holding or asking for the lock exclusively with uncommitted changes. Asks nobody.
+   * if the cached fence shows no writer elsewhere with uncommitted changes and the backend's
+   * view shows no other session holding or awaiting the lock exclusively (or only a holder whose
+   * fence declares it clean); never with a backend that keeps no view. A writer that comes later raises its fence first, which the cache
+   * watch tells ({@link #onEvents}). Asks nobody.
    */
   boolean attributesCacheable(long ino) {
     if (cacheGrant(ino) != 0) {
@@ -851,15 +987,19 @@ final class InodeLocks implements RecallHandler {
       return !going.contains(held);
     }
     LockService s = attached;
-    if (s == null || !backendTells || current.containsKey(ino)) {
+    if (s == null || current.containsKey(ino)) {
       return false; // a lock held here but going, or its session lapsed: not now
     }
     try {
-      long seen = ctx.cache.lockChangeAt();
-      if (seen > 0 && !s.awaitView(seen, 0)) {
+      io.etcfs.spi.fs.InodeFence fence = cachedFence(ino);
+      if (dirtyElsewhere(fence)) {
         return false;
       }
-      return s.attributesFrom(ino) != LockService.UNCOMMITTED_ELSEWHERE;
+      return switch (s.writerElsewhere(ino)) {
+        case NONE -> true;
+        case HOLDING -> fence != null && fence.clean();
+        case WAITING, UNKNOWN -> false;
+      };
     } catch (NoWait.WouldBlock e) {
       throw e; // asked again where the backend may read
     } catch (RuntimeException e) {
@@ -877,6 +1017,7 @@ final class InodeLocks implements RecallHandler {
           return false;
         }
         // lost, not let go: the kernel drops what it cached; nothing can be written back now
+        fences.gone(l);
         attributesEpoch.incrementAndGet();
         ctx.notices.lockGoing(l.inode(), false);
         return true;

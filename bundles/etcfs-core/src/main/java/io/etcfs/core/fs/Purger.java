@@ -65,6 +65,7 @@ final class Purger {
       return false;
     }
     tx.delete(ctx.keys.inode(ino));
+    tx.delete(ctx.keys.inodeFence(ino));
     tx.deletePrefix(ctx.keys.extentPrefix(ino));
     tx.deletePrefix(ctx.keys.xattrPrefix(ino));
     if (orphan) {

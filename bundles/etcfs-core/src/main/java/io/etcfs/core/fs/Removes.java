@@ -118,6 +118,7 @@ final class Removes {
 
   void removeDir(MetaTx tx, long dir) {
     tx.delete(ctx.keys.inode(dir));
+    tx.delete(ctx.keys.inodeFence(dir));
     tx.delete(ctx.keys.dirTimes(dir));
     tx.deletePrefix(ctx.keys.xattrPrefix(dir));
   }

@@ -135,7 +135,7 @@ final class Truncator {
       Step step;
       try {
         step = ctx.tx.run("truncate " + ino, tx -> {
-          locks.guards(ino).forEach(tx::guard);
+          locks.fence(tx, ino, false);
           Optional<KeyValue> kv = tx.get(ctx.keys.inode(ino));
           Inode i = Records.inode(kv, ino);
           if (cow != null && kv.get().modRevision() != s.revision()) {
@@ -197,7 +197,7 @@ final class Truncator {
     while (at < to) {
       long start = at;
       at = ctx.tx.run("punch a hole in " + ino, tx -> {
-        locks.guards(ino).forEach(tx::guard);
+        locks.fence(tx, ino, false);
         Inode i = Records.inode(tx.get(ctx.keys.inode(ino)), ino);
         ExtentChunks chunks = extents.read(tx, ino);
         long stop = stepEnd(chunks.extents(), start, to, Purger.STEP_EXTENTS);

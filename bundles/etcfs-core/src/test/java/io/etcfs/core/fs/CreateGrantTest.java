@@ -103,7 +103,8 @@ class CreateGrantTest {
     b.node.lockService.grantOnCreate(false); // the lock taken at the first write, as before
     before = b.commits.get();
     writeNew(b, "g", "taken at the first write");
-    assertEquals(3, b.commits.get() - before, "the create, the lock, the commit at close");
+    assertEquals(4, b.commits.get() - before,
+        "the create, the lock, the fence raised at the first write, the commit at close");
     assertEquals("granted with its create", read(b, "f"));
   }
 

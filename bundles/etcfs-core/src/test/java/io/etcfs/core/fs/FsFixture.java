@@ -96,6 +96,15 @@ final class FsFixture implements AutoCloseable {
     return new Node(name, buffer);
   }
 
+  /**
+   * Another node was granted {@code ino}'s exclusive lock and raised its fence (what a node whose
+   * lock session expired finds): commits under this fixture's nodes' grants fail from now on.
+   */
+  void raiseElsewhere(long ino) {
+    store.commit(new io.etcfs.spi.meta.Txn().then(io.etcfs.spi.meta.Op.put(keys.inodeFence(ino),
+        new io.etcfs.spi.fs.InodeFence("elsewhere", 1, 1, false).value())));
+  }
+
   @Override
   public void close() throws Exception {
     device.close();

@@ -183,8 +183,7 @@ class InPlaceTest {
     // look at the lock), and etcd expires its lock key.
     fx.allocator.onPermit = () -> {
       n1.lockService.expireSession();
-      fx.store.commit(new Txn().then(Op.delete(Keys.of("/etcfs/" + FsFixture.FS + "/locks/"
-          + f.ino() + "/n0"))));
+      fx.raiseElsewhere(f.ino());
     };
     int permits = fx.allocator.permits.get();
     assertEquals(Errno.EIO, assertThrows(FsException.class, () -> f.fsync(false)).errno());

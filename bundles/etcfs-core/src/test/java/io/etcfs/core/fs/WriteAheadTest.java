@@ -162,9 +162,8 @@ class WriteAheadTest {
     write(f, 0, DataPathTest.bytes(1 << 20, 3));
     assertTrue(fs.stats().writtenAheadBlocks() > 0);
     assertTrue(fx.allocator.usedBlocks() > 0, "ahead: allocated, not committed");
-    // the lock's grant key is gone (its session expired, another node was granted it)
-    fx.store.commit(new Txn().then(Op.delete(Keys.of("/etcfs/" + FsFixture.FS + "/locks/"
-        + f.ino() + "/n1"))));
+    // another node was granted the lock (this one's session expired) and raised its fence
+    fx.raiseElsewhere(f.ino());
     assertEquals(Errno.EIO, assertThrows(FsException.class, () -> f.fsync(false)).errno());
     assertEquals(Errno.EIO, assertThrows(FsException.class, f::release).errno());
     assertTrue(extents(f.ino()).isEmpty(), "nothing committed");
@@ -208,8 +207,7 @@ class WriteAheadTest {
     write(f, data.length, new byte[20 * 4096]);
     awaitTrue(() -> fx.device.waiting.get() == 1, "a second write-out is held");
     long used = fx.allocator.usedBlocks();
-    fx.store.commit(new Txn().then(Op.delete(Keys.of("/etcfs/" + FsFixture.FS + "/locks/"
-        + f.ino() + "/n1")))); // the lock is lost while the write is in flight
+    fx.raiseElsewhere(f.ino()); // the lock is lost while the write is in flight
     Thread fsync = new Thread(() -> assertThrows(FsException.class, () -> f.fsync(false)));
     fsync.start();
     awaitTrue(() -> fsync.getState() == Thread.State.WAITING, "the drop waits for the write");

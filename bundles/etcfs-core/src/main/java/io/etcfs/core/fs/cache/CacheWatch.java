@@ -108,11 +108,6 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
 
   @Override
   public void onEvents(List<WatchEvent> events) {
-    for (WatchEvent e : events) {
-      if (keys.isInodeLock(e.kv().keyString())) {
-        cache.noteLockChange(e.kv().modRevision());
-      }
-    }
     long token = cache.scopeToken(); // before the events are applied: see primeNewInodes
     cache.apply(events, this::invalidateGroups);
     primeNewInodes(events, token);

@@ -86,9 +86,6 @@ public final class MetaCache implements KvSource {
   private final Condition advanced = progress.newCondition();
   /** Every event up to this revision has been applied (while live). */
   private volatile long watchRevision;
-  /** The newest revision at which the watch showed an inode lock key change. */
-  private final java.util.concurrent.atomic.AtomicLong lockChange =
-      new java.util.concurrent.atomic.AtomicLong();
 
   /**
    * The newest revision whose keys a committer dropped because the watch had not shown it in
@@ -143,6 +140,15 @@ public final class MetaCache implements KvSource {
     }
     misses.increment();
     return load(key, k);
+  }
+
+  /**
+   * {@code key} as far as memory knows it, asking nobody: the value if it is cached, else empty
+   * (absent, or not cached).
+   */
+  public Optional<KeyValue> cachedOnly(byte[] key) {
+    Entry hit = keys.get(str(key));
+    return hit == null ? Optional.empty() : hit.kv;
   }
 
   /** Key look-ups answered from memory (including known absences), for the shell's stats. */
@@ -325,20 +331,6 @@ public final class MetaCache implements KvSource {
     } finally {
       progress.unlock();
     }
-  }
-
-  /**
-   * Notes that the watch shows an inode lock changing at {@code revision}, before the batch it
-   * came in is applied: whatever the cache shows from then on, a lock view as new as {@link
-   * #lockChangeAt} shows every lock taken with it.
-   */
-  public void noteLockChange(long revision) {
-    lockChange.accumulateAndGet(revision, Math::max);
-  }
-
-  /** The newest revision at which the watch showed an inode lock change, or 0. */
-  public long lockChangeAt() {
-    return lockChange.get();
   }
 
   /**

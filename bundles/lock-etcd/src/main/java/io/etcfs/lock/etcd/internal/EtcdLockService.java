@@ -153,7 +153,7 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
     volatile long recalledAt;
     /** The recall was delivered: the lock is on its way out and never handed out again. */
     volatile boolean releasing;
-    /** The key says the holder committed everything ({@link #cleanOps}); see there. */
+    /** The core says nothing is buffered under it ({@link #clean(HeldLock, boolean)}). */
     volatile boolean clean;
     /** Given back with others in one transaction ({@link #giveBack}), not by {@link #release}. */
     volatile boolean batched;
@@ -161,7 +161,7 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
      * Being made shared in place ({@link #downgrade}); {@link #dirty} refuses it meanwhile
      * (guarded by this object's monitor).
      */
-    boolean demoting;
+    volatile boolean demoting;
     /** Conflicting requests (by fencing token) seen queued behind this lock, for the shell. */
     final Set<Long> waiters = ConcurrentHashMap.newKeySet();
 
@@ -180,19 +180,17 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
   private final long minHoldNanos;
   private final long idleNanos;
   private final long cleanIdleNanos;
-  private final String prefix;
-  /** The suffix of a lock key's value that declares its exclusive holder clean. */
-  static final String CLEAN = " clean";
+  private final LockKeys codec;
   private final Map<Long, Held> held = new ConcurrentHashMap<>();
-  /** Every lock key of the filesystem, from the watch (for {@link #attributesFrom}). */
+  /** Every lock key of the filesystem, from the watch (for {@link #writerElsewhere}). */
   private final LockView table = new LockView();
   /** The newest revision the watch has shown: its start's full read, then each event's. */
   private final AtomicLong applied = new AtomicLong();
   /**
    * Per inode, the revision at which this node last gave its lock back (the most recent 4096
    * inodes). Whatever request made it give the lock back is older, so until the watch has shown
-   * that revision the table may not show that request yet: {@link #attributesFrom} reads the
-   * inode's queue from etcd instead.
+   * that revision the table may not show that request yet: {@link #writerElsewhere} says a
+   * writer waits.
    */
   private final Recent releasedAt = new Recent(4096);
   /** Inodes being acquired or held here: their request gate and newest queue event. */
@@ -208,7 +206,7 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
   private final AtomicLong downgrades = new AtomicLong();
   private final RecallCounts recallsByInode = new RecallCounts();
   private volatile RecallHandler recallHandler;
-  /** Told of another session's exclusive key without a clean declaration ({@link #watchExclusive}). */
+  /** Told of another session's exclusive key ({@link #watchExclusive}). */
   private volatile java.util.function.LongConsumer exclusiveListener;
   private volatile Session session;
   private volatile Watch watch;
@@ -230,7 +228,7 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
     this.idleNanos = TimeUnit.SECONDS.toNanos(config.idleReleaseSeconds());
     this.cleanIdleNanos = Math.min(idleNanos,
         TimeUnit.MILLISECONDS.toNanos(config.cleanReleaseMillis()));
-    this.prefix = io.etcfs.spi.fs.Keyspace.of(fsName).key(io.etcfs.spi.fs.Keyspace.LOCKS);
+    this.codec = new LockKeys(fsName, nodeName);
     this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "etcfs-locks-timer"));
     this.recalls = Executors.newCachedThreadPool(r -> daemon(r, "etcfs-locks-recall"));
     this.idleReleases = Executors.newFixedThreadPool(IDLE_RELEASERS,
@@ -286,6 +284,10 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
         Held h = held.get(inode);
         if (h != null && h.releasing) {
           awaitGone(h, deadline);
+          continue;
+        }
+        if (h != null && h.demoting && mode == LockMode.EXCLUSIVE) {
+          awaitDemoted(h, deadline); // then upgrade, or held exclusively as before
           continue;
         }
         if (h != null && h.session == s && !s.isExpired()) {
@@ -364,8 +366,8 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
     try {
       Txn request = new Txn();
       for (long inode : claimed.keySet()) {
-        request.then(Op.put(key(inode, s.lease), value(LockMode.SHARED, ""), s.lease))
-            .then(Op.rangePrefix(inodePrefix(inode)));
+        request.then(Op.put(key(inode, s.lease), value(LockMode.SHARED), s.lease))
+            .then(Op.rangePrefix(codec.inode(inode)));
       }
       TxnResult put;
       try {
@@ -446,14 +448,14 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
       long deadline)
       throws LockTimeoutException {
     byte[] key = key(inode, s.lease);
-    byte[] value = value(mode, "");
+    byte[] value = value(mode);
     // The queue is read in the same transaction as the request: one round trip when uncontended.
     // A key left by an earlier request of this session (its withdrawal failed) is replaced, so
     // that every request queues at the back.
     Txn request = new Txn()
         .when(Compare.absent(key))
         .then(Op.put(key, value, s.lease))
-        .then(Op.rangePrefix(inodePrefix(inode)))
+        .then(Op.rangePrefix(codec.inode(inode)))
         .otherwise(Op.delete(key));
     TxnResult put = store.commit(request);
     if (!put.succeeded()) {
@@ -486,7 +488,7 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
         if (gate.lastEvent.get() > queue.revision() || restarts != epoch) {
           // A request newer than the read above may have been seen by the watch before this
           // grant was recorded (the watch then had no holder to recall): look again.
-          recallIfWanted(h, store.prefix(inodePrefix(inode), 0).kvs());
+          recallIfWanted(h, store.prefix(codec.inode(inode), 0).kvs());
         }
         return lock;
       }
@@ -502,7 +504,7 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
         }
         nudge(key, value, s.lease, token);
       }
-      queue = store.prefix(inodePrefix(inode), 0);
+      queue = store.prefix(codec.inode(inode), 0);
     }
   }
 
@@ -539,6 +541,14 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
     if (!waitFor(() -> held.get(h.lock.inode()) != h, deadline)) {
       throw new LockTimeoutException(Thread.currentThread().isInterrupted() ? "interrupted"
           : "lock on inode " + Long.toHexString(h.lock.inode()) + " is still being given back");
+    }
+  }
+
+  /** Waits until the change of {@code h} to a shared lock applied or was given up. */
+  private void awaitDemoted(Held h, long deadline) throws LockTimeoutException {
+    if (!waitFor(() -> held.get(h.lock.inode()) != h || !h.demoting, deadline)) {
+      throw new LockTimeoutException(Thread.currentThread().isInterrupted() ? "interrupted"
+          : "lock on inode " + Long.toHexString(h.lock.inode()) + " is still being made shared");
     }
   }
 
@@ -634,21 +644,6 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
   }
 
   /**
-   * The key's create revision, and for an exclusive lock also that the key is not shared: a
-   * lock made shared in place ({@link #downgrade}) keeps its key and create revision, and a
-   * commit prepared under it while exclusive must not apply once readers elsewhere share it.
-   */
-  @Override
-  public List<Compare> guards(HeldLock lock) {
-    byte[] key = key(lock.inode(), lock.sessionId());
-    Compare token = Compare.createRevision(key, lock.fencingToken());
-    if (lock.mode() != LockMode.EXCLUSIVE) {
-      return List.of(token);
-    }
-    return List.of(token, Compare.valueNot(key, value(LockMode.SHARED, "")));
-  }
-
-  /**
    * The lock key {@code "X <node>"} under this session's lease, put by the transaction that
    * creates the inode: its create revision, that transaction's, is the fencing token, and
    * every node's watch sees it as it sees any request. Nobody can have queued for an inode that
@@ -657,17 +652,11 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
    */
   @Override
   public CreateGrant createGrant(long inode) {
-    return createGrant(inode, false);
-  }
-
-  /** With {@code clean}, the key says so from the start: {@code "X <node> clean"}. */
-  @Override
-  public CreateGrant createGrant(long inode, boolean clean) {
     checkOpen();
     Session s = (Session) session();
     byte[] key = key(inode, s.lease);
     return new CreateGrant(inode, s.lease, List.of(Compare.absent(key)),
-        List.of(Op.put(key, value(LockMode.EXCLUSIVE, clean ? CLEAN : ""), s.lease)));
+        List.of(Op.put(key, value(LockMode.EXCLUSIVE), s.lease)));
   }
 
   /**
@@ -684,8 +673,6 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
     }
     HeldLock lock = new HeldLock(inode, LockMode.EXCLUSIVE, revision, s.lease, revision);
     Held h = new Held(lock, s);
-    h.clean = grant.ops().stream().anyMatch(
-        op -> op instanceof Op.Put p && java.util.Arrays.equals(p.value(), value(LockMode.EXCLUSIVE, CLEAN)));
     inodes.computeIfAbsent(inode, i -> new InodeState());
     LockView.Request wanted;
     // Under the table's monitor: a request the watch shows from here on finds the lock held and
@@ -785,7 +772,7 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
   /** Every lock key in etcd, read now. */
   @Override
   public Optional<List<ClusterLock>> cluster() {
-    return Optional.of(LockRows.all(prefix, store.prefix(Keys.of(prefix), 0).kvs()));
+    return Optional.of(LockRows.all(codec, store.prefix(codec.all(), 0).kvs()));
   }
 
   /** Recalls served for one inode, while it is among the most recently recalled. */
@@ -794,7 +781,7 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
   }
 
   String prefix() {
-    return prefix;
+    return codec.prefix();
   }
 
   /** How many lock keys of {@code inode} this node's watch has shown, for tests. */
@@ -814,15 +801,15 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
       return;
     }
     try {
-      byte[] p = Keys.of(prefix);
+      byte[] p = codec.all();
       // The whole lock table at one revision, then every change after it: what
-      // attributesFrom answers from. Lock keys are few (one per lock held or awaited in
+      // writerElsewhere answers from. Lock keys are few (one per lock held or awaited in
       // the cluster; idle locks are given back), so the read is small.
       RangeResult all = store.prefix(p, 0);
       synchronized (table) {
-        table.rebuild(all.revision());
+        table.rebuild();
         for (KeyValue kv : all.kvs()) {
-          KeyParts il = inodeAndLease(kv.keyString());
+          LockKeys.Parts il = codec.parse(kv.keyString());
           if (il != null) {
             LockView.Request r = request(il.lease(), kv);
             table.put(il.inode(), r);
@@ -840,7 +827,7 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
       restarts++;
       wakeAll();
       for (Held h : held.values()) {
-        RangeResult queue = store.prefix(inodePrefix(h.lock.inode()), 0);
+        RangeResult queue = store.prefix(codec.inode(h.lock.inode()), 0);
         recallIfWanted(h, queue.kvs());
       }
     } catch (MetaStoreException e) {
@@ -854,14 +841,14 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
     long newest = 0;
     for (WatchEvent e : events) {
       newest = Math.max(newest, e.kv().modRevision());
-      KeyParts il = inodeAndLease(e.kv().keyString());
+      LockKeys.Parts il = codec.parse(e.kv().keyString());
       if (il == null) {
         continue;
       }
       long inode = il.inode();
       long lease = il.lease();
       if (e.type() == WatchEvent.Type.DELETE) {
-        table.delete(inode, lease, e.kv().modRevision());
+        table.delete(inode, lease);
       } else {
         LockView.Request r = request(lease, e.kv());
         table.put(inode, r);
@@ -901,15 +888,13 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
   }
 
   /**
-   * Another session's exclusive key that does not declare its holder clean: a writer that may
-   * buffer changes. Told before {@link #applied} shows the event (so before attributesFrom
-   * answers from it).
+   * Another session's exclusive key: a writer that may buffer changes. Told before {@link
+   * #applied} shows the event (so before {@link #writerElsewhere} answers from it).
    */
   private void tellExclusive(long inode, long lease, LockView.Request r) {
     java.util.function.LongConsumer listener = exclusiveListener;
     Session s = session;
-    if (listener == null || r.mode() != LockMode.EXCLUSIVE || r.clean()
-        || (s != null && s.lease == lease)) {
+    if (listener == null || r.mode() != LockMode.EXCLUSIVE || (s != null && s.lease == lease)) {
       return;
     }
     try {
@@ -946,8 +931,7 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
   }
 
   /** Waits for the watch to have applied {@code revision}: woken by each batch it applies. */
-  @Override
-  public boolean awaitView(long revision, long timeoutMs) {
+  boolean awaitApplied(long revision, long timeoutMs) {
     return applied.get() >= revision || waitFor(() -> applied.get() >= revision,
         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs));
   }
@@ -960,128 +944,41 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
     }
   }
 
-  /** The inode and the session lease a lock key names. */
-  private record KeyParts(long inode, long lease) {}
-
-  /** {@code locks/<ino hex>/<lease hex>} parsed, or null for any other key. */
-  private KeyParts inodeAndLease(String key) {
-    if (!key.startsWith(prefix)) {
-      return null;
-    }
-    int slash = key.indexOf('/', prefix.length());
-    if (slash < 0) {
-      return null;
-    }
-    try {
-      return new KeyParts(Long.parseUnsignedLong(key.substring(prefix.length(), slash), 16),
-          Long.parseUnsignedLong(key.substring(slash + 1), 16));
-    } catch (NumberFormatException bad) {
-      return null;
-    }
-  }
-
   private static LockView.Request request(long lease, KeyValue kv) {
-    return new LockView.Request(lease, kv.createRevision(), mode(kv),
-        kv.valueString().endsWith(CLEAN), kv.modRevision());
+    return new LockView.Request(lease, kv.createRevision(), mode(kv), kv.modRevision());
   }
 
   /**
-   * From the lock table this node's watch keeps: another session's exclusive request first in
-   * the inode's queue, clean (its mod revision: the commit that declared it) or not. It trails
-   * etcd by the watch's delay (normally well under a millisecond); while the watch is down it
-   * answers from the table as it last was.
+   * From the lock table this node's watch keeps: another session's exclusive request, granted
+   * (first in line) or waiting. It trails etcd by the watch's delay (normally well under a
+   * millisecond); while the watch is down it answers from the table as it last was. Waiting also
+   * while this node is giving or just gave the lock back for a request its watch has not shown
+   * yet (a writer's, whose write() may return at any moment). Asks nobody.
    */
   @Override
-  public long attributesFrom(long inode) {
+  public Writer writerElsewhere(long inode) {
     if (applied.get() < releasedAt.get(inode, 0)) {
-      // This node is giving or just gave the lock back for a request its watch has not shown
-      // yet (a writer's, whose write() may have returned by now): ask etcd. Only then.
-      try {
-        LockView queue = new LockView();
-        for (KeyValue kv : store.prefix(inodePrefix(inode), 0).kvs()) {
-          KeyParts il = inodeAndLease(kv.keyString());
-          if (il != null) {
-            queue.put(inode, request(il.lease(), kv));
-          }
-        }
-        // No exclusive request now: one came and went after the release, at a revision this
-        // node does not know yet; the shared lock gives the caller an order to go by.
-        long from = answer(queue, inode, 0);
-        return from == 0 ? UNCOMMITTED_ELSEWHERE : from;
-      } catch (MetaStoreException e) {
-        // etcd unreachable: the table is the best there is (a writer cannot commit either).
-        LOG.log(Level.DEBUG, "lock queue of {0} not readable: {1}", inode, e.getMessage());
-      }
+      return Writer.WAITING;
     }
-    return answer(table, inode, table.exclusiveGoneAt(inode));
-  }
-
-  /**
-   * @param goneAt when no other session holds or asks for the lock exclusively: the revision of
-   *     the last exclusive holder's release, which the caller's cache must have reached (its
-   *     commits came before), or 0
-   */
-  private long answer(LockView queue, long inode, long goneAt) {
     Session s = session;
-    LockView.Request writer = queue.writerElsewhere(inode, s == null ? 0 : s.id());
-    if (writer == null) {
-      return goneAt;
-    }
-    return writer.clean() ? writer.modRevision() : UNCOMMITTED_ELSEWHERE;
+    return table.writerElsewhere(inode, s == null ? 0 : s.id());
   }
 
   /**
-   * The key rewritten as {@code "X <node> clean"} under the session's lease. The flag is set
-   * before the commit is known to apply: if it does not, the next {@link #dirty} rewrites a key
-   * that says dirty already, which costs a round trip and nothing else; the reverse — a clean
-   * key while the flag says dirty — cannot happen, since the flag turns dirty only after the
-   * dirty value was written.
+   * The core's hint (lock 3.0): a clean exclusive lock is given back sooner when idle, and may be
+   * made shared in place ({@link #claimDemote}); a close counts as its last use.
    */
   @Override
-  public List<Op> cleanOps(HeldLock lock) {
+  public void clean(HeldLock lock, boolean clean) {
     Held h = held.get(lock.inode());
     if (lock.mode() != LockMode.EXCLUSIVE || h == null || !h.lock.equals(lock)) {
-      return List.of();
-    }
-    h.clean = true;
-    h.lastUsed = System.nanoTime(); // a close: the clean give-back counts from here
-    return List.of(Op.put(key(lock.inode(), lock.sessionId()),
-        value(LockMode.EXCLUSIVE, CLEAN), lock.sessionId()));
-  }
-
-  /**
-   * Under the lock's monitor, which {@link #claimDemote} takes too: a lock is either made dirty
-   * or made shared, never both. The rewrite compares the clean value, so that it can never turn
-   * a key made shared back into an exclusive one; if it finds the key otherwise (its session
-   * ended, or an outcome this node did not learn), the lock is forgotten here and the caller
-   * asks for it again.
-   */
-  @Override
-  public boolean dirty(HeldLock lock) {
-    Held h = held.get(lock.inode());
-    if (h == null || !h.lock.equals(lock)) {
-      return false;
+      return;
     }
     synchronized (h) {
-      if (h.demoting) {
-        return false; // being made shared: the caller asks again, and upgrades
+      h.clean = clean;
+      if (clean) {
+        h.lastUsed = System.nanoTime();
       }
-      if (!h.clean) {
-        return true;
-      }
-      byte[] key = key(lock.inode(), lock.sessionId());
-      boolean kept = store.commit(new Txn()
-          .when(Compare.createRevision(key, lock.fencingToken()))
-          .when(Compare.value(key, value(LockMode.EXCLUSIVE, CLEAN)))
-          .then(Op.put(key, value(LockMode.EXCLUSIVE, ""), lock.sessionId()))).succeeded();
-      if (kept) {
-        h.clean = false;
-      } else if (held.remove(lock.inode(), h)) {
-        LOG.log(Level.WARNING, "lock on inode {0} is no longer the clean exclusive key this node"
-            + " wrote; asking for it again", Long.toHexString(lock.inode()));
-        wakeAll();
-      }
-      return kept;
     }
   }
 
@@ -1231,7 +1128,10 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
     }
   }
 
-  /** Marks a claimed lock to be made shared if it is exclusive and clean (see {@link #dirty}). */
+  /**
+   * Marks a claimed lock to be made shared if it is exclusive and clean (the core's hint); the
+   * core's agreement ({@link #downgrading(Held)}) is what makes it safe.
+   */
   private boolean claimDemote(Held h) {
     synchronized (h) {
       if (h.lock.mode() != LockMode.EXCLUSIVE || !h.clean) {
@@ -1256,13 +1156,12 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
 
   /**
    * Makes the claimed clean exclusive locks {@code demoting} shared in place: each key rewritten
-   * {@code "S <node>"} under the compares of its create revision and of its clean value, in one
-   * transaction (each alone if that fails, or if its outcome is unknown: a key already shared
-   * then fails its compare, and is read back). The key keeps its place at the head of its queue
-   * and its create revision, the fencing token: shared requests behind it are granted as the
-   * watch shows the change, and commits prepared under the exclusive lock fail at the guard that
-   * the key is not shared ({@link #guards}). Readers elsewhere wait for nothing a holder could
-   * still commit: the lock was clean (everything committed, in transactions before this one).
+   * {@code "S <node>"} under the compares of its create revision and of its exclusive value, in
+   * one transaction (each alone if that fails, or if its outcome is unknown: a key already
+   * shared then fails its compare, and is read back). The key keeps its place at the head of its
+   * queue and its create revision, the fencing token: shared requests behind it are granted as
+   * the watch shows the change. The core agreed first, with nothing buffered, and buffers nothing
+   * more under the exclusive lock from then on, so readers elsewhere wait for nothing.
    *
    * @return the locks whose change did not apply, still held exclusively
    */
@@ -1296,8 +1195,8 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
     for (Held h : demoting) {
       byte[] key = key(h.lock.inode(), h.lock.sessionId());
       t.when(Compare.createRevision(key, h.lock.fencingToken()))
-          .when(Compare.value(key, value(LockMode.EXCLUSIVE, CLEAN)))
-          .then(Op.put(key, value(LockMode.SHARED, ""), h.lock.sessionId()));
+          .when(Compare.value(key, value(LockMode.EXCLUSIVE)))
+          .then(Op.put(key, value(LockMode.SHARED), h.lock.sessionId()));
     }
     return t;
   }
@@ -1472,38 +1371,20 @@ public final class EtcdLockService implements LockService, LeaseReport, LockRepo
     }
   }
 
-  // ---- keys ----
-
-  private byte[] inodePrefix(long inode) {
-    return Keys.of(prefix + hex(inode) + "/");
-  }
-
   private byte[] key(long inode, long lease) {
-    return Keys.of(prefix + hex(inode) + "/" + hex(lease));
+    return codec.key(inode, lease);
   }
 
-
-
-  private static String code(LockMode mode) {
-    return mode == LockMode.EXCLUSIVE ? "X" : "S";
-  }
-
-  /** A lock key's value: {@code "S|X <node>"}, and {@code " clean"} for a clean holder. */
-  private byte[] value(LockMode mode, String suffix) {
-    return (code(mode) + " " + nodeName + suffix).getBytes(StandardCharsets.UTF_8);
+  private byte[] value(LockMode mode) {
+    return codec.value(mode);
   }
 
   static LockMode mode(KeyValue kv) {
-    return kv.valueString().startsWith("S") ? LockMode.SHARED : LockMode.EXCLUSIVE;
-  }
-
-  private static String hex(long v) {
-    String s = Long.toHexString(v);
-    return "0".repeat(16 - s.length()) + s;
+    return LockKeys.mode(kv);
   }
 
   private static String str(byte[] key) {
-    return new String(key, StandardCharsets.UTF_8);
+    return LockKeys.str(key);
   }
 
   @Override

@@ -1,70 +1,41 @@
 package io.etcfs.lock.etcd.internal;
 
 import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.lock.LockService;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * Every inode lock key of the filesystem as this node's watch on {@code locks/} shows it: for
- * each inode, each session's request with its create revision, mode, whether its holder
- * declared itself clean, and its mod revision. The first request in create-revision order is
+ * each inode, each session's request with its create revision, mode and mod revision. The first request in create-revision order is
  * the holder (a shared first request may share with shared ones behind it; an exclusive first
  * request holds alone). Rebuilt from a full read whenever the watch (re)starts, then kept by its
  * events.
  */
 final class LockView {
-  /** One request: {@code clean} only for an exclusive holder that committed everything. */
-  record Request(long lease, long createRevision, LockMode mode, boolean clean,
-      long modRevision) {}
+  /** One request. */
+  record Request(long lease, long createRevision, LockMode mode, long modRevision) {}
 
   private final Map<Long, Map<Long, Request>> byInode = new HashMap<>();
-  /**
-   * Per inode, the revision at which an exclusive request last went (the most recent 4096
-   * inodes): what that holder committed precedes it, so a cache that has reached it shows it.
-   */
-  private final Recent exclusiveGone = new Recent(4096);
-  /**
-   * A revision no exclusive request this table does not remember went after: the full read the
-   * table was last rebuilt from. A holder that went before that read, while no watch ran, left
-   * no event here, and its commits precede the read.
-   */
-  private long rebuiltAt;
-
-  /** Starts over from a full read of every lock key at {@code revision} (put them next). */
-  synchronized void rebuild(long revision) {
+  /** Starts over from a full read of every lock key (put them next). */
+  synchronized void rebuild() {
     byInode.clear();
-    rebuiltAt = Math.max(rebuiltAt, revision);
   }
 
-  /** A request's key put; an exclusive one rewritten shared (a downgrade) went exclusive. */
+  /** A request's key put (or rewritten: a downgrade). */
   synchronized void put(long inode, Request r) {
-    Request before = byInode.computeIfAbsent(inode, i -> new HashMap<>()).put(r.lease(), r);
-    if (before != null && before.mode() == LockMode.EXCLUSIVE && r.mode() == LockMode.SHARED) {
-      exclusiveGone.put(inode, r.modRevision());
-    }
+    byInode.computeIfAbsent(inode, i -> new HashMap<>()).put(r.lease(), r);
   }
 
-  /** A request's key deleted at {@code revision}. */
-  synchronized void delete(long inode, long lease, long revision) {
+  /** A request's key deleted. */
+  synchronized void delete(long inode, long lease) {
     Map<Long, Request> queue = byInode.get(inode);
-    Request gone = queue == null ? null : queue.remove(lease);
-    if (gone != null && gone.mode() == LockMode.EXCLUSIVE) {
-      exclusiveGone.put(inode, revision);
+    if (queue != null) {
+      queue.remove(lease);
     }
     if (queue != null && queue.isEmpty()) {
       byInode.remove(inode);
     }
-  }
-
-  /**
-   * A revision at or after the one at which {@code inode}'s last exclusive request went: its own
-   * if remembered; else the newest one forgotten (more than 4096 inodes released since) or the
-   * table's last rebuild, whichever is newer — a bound that is old, so a cache is past it
-   * already, but never 0 once the table was read, for a holder that went unseen.
-   */
-  synchronized long exclusiveGoneAt(long inode) {
-    long own = exclusiveGone.get(inode, 0);
-    return own > 0 ? own : Math.max(rebuiltAt, exclusiveGone.forgotten());
   }
 
   /** The exclusive holder of {@code inode} (first in line and exclusive), or null if none. */
@@ -78,29 +49,24 @@ final class LockView {
   }
 
   /**
-   * What another session's requests on {@code inode} say of its attributes. Null: no session
-   * but {@code own} has an exclusive request. The clean holder: the only such request is the
-   * holder, which declared everything committed. Otherwise the first exclusive request of
-   * another session that is not a clean holder — one that may have buffered changes, or, still
-   * waiting, may be granted and its write() return at any moment: the requests ahead of it go
-   * in deletes that another node's watch can show before this one's (a stat here must not
-   * answer from a cache that shows neither its grant nor those deletes).
+   * Other sessions' exclusive interest in {@code inode}: none; one exclusive request, first in
+   * line (the holder), and no other; or one that waits (behind a reader or another writer).
    */
-  synchronized Request writerElsewhere(long inode, long own) {
+  synchronized LockService.Writer writerElsewhere(long inode, long own) {
     Map<Long, Request> queue = byInode.get(inode);
     if (queue == null) {
-      return null;
+      return LockService.Writer.NONE;
     }
     Request first = first(queue);
-    Request found = null;
+    LockService.Writer found = LockService.Writer.NONE;
     for (Request r : queue.values()) {
       if (r.mode() != LockMode.EXCLUSIVE || r.lease() == own) {
         continue;
       }
-      if (r != first || !r.clean()) {
-        return r;
+      if (r != first || found != LockService.Writer.NONE) {
+        return LockService.Writer.WAITING;
       }
-      found = r;
+      found = LockService.Writer.HOLDING;
     }
     return found;
   }

@@ -73,30 +73,7 @@ class CreateGrantTest {
     assertEquals(new HeldLock(0x10, LockMode.EXCLUSIVE, created.revision(), grant.sessionId(),
         created.revision()), lock);
     assertEquals(key.createRevision(), lock.fencingToken());
-    assertTrue(commitUnder(a, lock));
-  }
-
-  /**
-   * A create that also commits the file's data grants the lock clean: other nodes take the
-   * file's attributes from their caches at once, and the holder's next change makes it dirty
-   * again, as after a close.
-   */
-  @Test
-  void aCleanGrantIsDeclaredCleanUntilTheHolderChangesTheFile() throws Exception {
-    EtcdLockService a = node("a");
-    EtcdLockService b = node("b");
-    CreateGrant grant = a.createGrant(0x16, true);
-    TxnResult created = create(grant);
-    var key = Keys.of(LOCKS + hex(0x16) + "/" + hex(grant.sessionId()));
-    assertEquals("X a clean", store.get(key).orElseThrow().valueString());
-    HeldLock lock = a.adoptCreated(grant, created.revision());
-    eventually("b's view to show a's clean lock",
-        () -> b.attributesFrom(0x16) != LockService.UNCOMMITTED_ELSEWHERE
-            && b.queuedInTable(0x16) == 1);
-    assertTrue(a.dirty(lock), "still held");
-    assertEquals("X a", store.get(key).orElseThrow().valueString());
-    eventually("b's view to show it dirty",
-        () -> b.attributesFrom(0x16) == LockService.UNCOMMITTED_ELSEWHERE);
+    assertTrue(HeldKeys.standing(store, lock));
   }
 
   /**
@@ -124,7 +101,7 @@ class CreateGrantTest {
     double seconds = (System.nanoTime() - t0) / 1e9;
     assertTrue(seconds < 1.5, "recalled after " + seconds + " s");
     assertTrue(theirs.fencingToken() > lock.fencingToken());
-    assertFalse(commitUnder(a, lock));
+    assertFalse(HeldKeys.standing(store, lock));
   }
 
   @Test
@@ -150,7 +127,7 @@ class CreateGrantTest {
     eventually("a new session", () -> a.createGrant(0x13).sessionId() != grant.sessionId());
     CreateGrant again = a.createGrant(0x13);
     HeldLock lock = a.adoptCreated(again, create(again).revision());
-    assertTrue(commitUnder(a, lock));
+    assertTrue(HeldKeys.standing(store, lock));
   }
 
   /**
@@ -166,7 +143,7 @@ class CreateGrantTest {
     store.expireLease(grant.sessionId());
     HeldLock early = new HeldLock(0x14, LockMode.EXCLUSIVE, created.revision(),
         grant.sessionId(), created.revision());
-    assertFalse(commitUnder(a, early), "the key went with the lease");
+    assertFalse(HeldKeys.standing(store, early), "the key went with the lease");
     eventually("a to notice its session ended", () -> a.heldLocks().isEmpty()
         && a.session().id() != grant.sessionId());
     assertNull(a.adoptCreated(grant, created.revision()));
@@ -194,12 +171,6 @@ class CreateGrantTest {
     return r;
   }
 
-  private boolean commitUnder(EtcdLockService node, HeldLock lock) {
-    Txn txn = new Txn();
-    node.guards(lock).forEach(txn::when);
-    txn.then(Op.put(Keys.of("/guarded"), new byte[] {1}));
-    return store.commit(txn).succeeded();
-  }
 
   private static String hex(long v) {
     return String.format("%016x", v);

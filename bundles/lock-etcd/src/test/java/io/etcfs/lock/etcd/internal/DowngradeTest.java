@@ -74,20 +74,11 @@ class DowngradeTest {
     return n;
   }
 
-  /** What a close's commit does: the guards, and the clean declaration. */
+  /** What the core tells at a close's commit: nothing is buffered under the lock. */
   private void close(EtcdLockService n, HeldLock lock) {
-    Txn t = new Txn();
-    n.guards(lock).forEach(t::when);
-    n.cleanOps(lock).forEach(t::then);
-    assertTrue(store.commit(t).succeeded());
+    n.clean(lock, true);
   }
 
-  private boolean commitUnder(EtcdLockService n, HeldLock lock) {
-    Txn t = new Txn();
-    n.guards(lock).forEach(t::when);
-    t.then(Op.put(Keys.of("/etcfs/f/inodes/" + lock.inode()), new byte[] {1}, 0));
-    return store.commit(t).succeeded();
-  }
 
   private String keyValue(long inode, long lease) {
     return store.get(Keys.of(LOCKS + hex(inode) + "/" + hex(lease))).orElseThrow().valueString();
@@ -111,10 +102,9 @@ class DowngradeTest {
     assertEquals(s, ha.downgraded.get(0)[1]);
     assertEquals("S a", keyValue(1, x.sessionId()));
 
-    // Nothing prepared under the exclusive lock commits now; under the shared one's token,
-    // the key's create revision is unchanged.
-    assertFalse(commitUnder(a, x), "a commit under the lock that was exclusive applied");
-    assertFalse(a.dirty(x), "the exclusive lock is gone; a write asks again");
+    // The exclusive grant's key stands no more (it says shared); its create revision, the token,
+    // is unchanged.
+    assertFalse(HeldKeys.standing(store, x), "the key still says exclusive");
 
     long t0 = System.nanoTime();
     HeldLock theirs = b.acquire(1, LockMode.SHARED, Duration.ofSeconds(10));
@@ -137,7 +127,7 @@ class DowngradeTest {
     HeldLock again = a.acquire(1, LockMode.EXCLUSIVE, Duration.ofSeconds(10));
     assertEquals(LockMode.EXCLUSIVE, again.mode());
     assertNotEquals(x.fencingToken(), again.fencingToken());
-    assertTrue(commitUnder(a, again));
+    assertTrue(HeldKeys.standing(store, again));
     close(a, again);
     eventually("made shared again", () -> a.downgrades() == 2);
 
@@ -147,8 +137,8 @@ class DowngradeTest {
     assertEquals(LockMode.EXCLUSIVE, w.mode());
     assertEquals(1, ha.recalled.size());
     assertEquals(LockMode.SHARED, ha.recalled.get(0).mode());
-    assertFalse(commitUnder(a, again), "the old holder committed after the hand-over");
-    assertTrue(commitUnder(b, w));
+    assertFalse(HeldKeys.standing(store, again), "the old holder's key outlived the hand-over");
+    assertTrue(HeldKeys.standing(store, w));
   }
 
   /**
@@ -189,12 +179,12 @@ class DowngradeTest {
     EtcdLockService a = node("a", 100, ha);
     HeldLock x = a.acquire(1, LockMode.EXCLUSIVE, Duration.ofSeconds(10));
     close(a, x);
-    assertTrue(a.dirty(x));
+    a.clean(x, false);
     assertEquals("X a", keyValue(1, x.sessionId()));
     TimeUnit.MILLISECONDS.sleep(400); // four clean periods: a fixed wait for a non-event
     assertEquals(0, a.downgrades());
     assertEquals(List.of(x), a.heldLocks());
-    assertTrue(commitUnder(a, x));
+    assertTrue(HeldKeys.standing(store, x));
   }
 
   private static String hex(long v) {

@@ -46,21 +46,20 @@ class EtcdLockServiceTest {
     assertTrue(e.getMessage().contains("sessionTtlSeconds"), e.getMessage());
   }
 
-  /**
-   * awaitView promises that attributesFrom shows every lock change up to a revision: the core
-   * asks it for the newest lock change its own cache watch has shown.
-   */
+  /** Another node's exclusive lock shows in this node's view, asking nobody; its own does not. */
   @Test
-  void itsLockViewIsAsNewAsItsWatchHasApplied() throws Exception {
+  void anExclusiveLockElsewhereShowsInTheView() throws Exception {
     EtcdLockService a = new EtcdLockService(store, config("fs1", "a", 3));
     EtcdLockService b = new EtcdLockService(store, config("fs1", "b", 3));
     try {
+      assertEquals(LockService.Writer.NONE, b.writerElsewhere(7));
       HeldLock lock = a.acquire(7, LockMode.EXCLUSIVE, Duration.ofSeconds(5));
-      assertTrue(b.awaitView(lock.fencingToken(), 5000), "b's watch showed a's grant");
-      assertEquals(LockService.UNCOMMITTED_ELSEWHERE, b.attributesFrom(7));
+      assertTrue(b.awaitApplied(lock.fencingToken(), 5000), "b's watch showed a's grant");
+      assertEquals(LockService.Writer.HOLDING, b.writerElsewhere(7));
+      assertEquals(LockService.Writer.NONE, a.writerElsewhere(7), "its own lock is not elsewhere");
       long now = store.range(io.etcfs.spi.meta.Keys.of("/"), io.etcfs.spi.meta.Keys.of("0"), 1)
           .revision();
-      assertFalse(b.awaitView(now + 100, 50), "a revision nobody wrote is never reached");
+      assertFalse(b.awaitApplied(now + 100, 50), "a revision nobody wrote is never reached");
     } finally {
       a.deactivate();
       b.deactivate();

@@ -7,6 +7,7 @@ import io.etcfs.etcd.internal.EtcdMetaStore;
 import io.etcfs.etcd.internal.EtcdSettings;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
+import io.etcfs.spi.meta.Compare;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.Op;
@@ -27,8 +28,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * An etcd leader change while a lock holder commits under its lock: each commit either applies
- * or fails with a clear error within the request timeout, the lock keeps its meaning (its guards
- * hold exactly while it is held), and handing it over still works afterwards.
+ * or fails with a clear error within the request timeout, the lock keeps its meaning (its key
+ * stands exactly while it is held), and handing it over still works afterwards.
  */
 @Timeout(120)
 @EtcdMembers(3)
@@ -51,7 +52,7 @@ class LeaderChangeTest {
             long t0 = System.nanoTime();
             try {
               Txn txn = new Txn();
-              a.guards(held).forEach(txn::when);
+              txn.when(Compare.createRevision(HeldKeys.key("lc", held), held.fencingToken()));
               txn.then(Op.put(Keys.of("/lc/counter"), Keys.of("x")));
               if (store.commit(txn).succeeded()) {
                 applied.incrementAndGet();
@@ -87,9 +88,9 @@ class LeaderChangeTest {
         HeldLock taken = b.acquire(1, LockMode.EXCLUSIVE, Duration.ofSeconds(20));
         assertTrue(taken.fencingToken() > held.fencingToken());
         Txn late = new Txn();
-        a.guards(held).forEach(late::when);
+        late.when(Compare.createRevision(HeldKeys.key("lc", held), held.fencingToken()));
         late.then(Op.put(Keys.of("/lc/counter"), Keys.of("late")));
-        assertFalse(store.commit(late).succeeded(), "the old holder commits nothing");
+        assertFalse(store.commit(late).succeeded(), "the old holder's key is gone");
       } finally {
         a.deactivate();
         b.deactivate();

@@ -23,15 +23,7 @@ class LockRowsTest {
         new ClusterLock(42, LockMode.EXCLUSIVE, true, false, "node1", 10, "a1"),
         new ClusterLock(42, LockMode.SHARED, false, false, "node2", 11, "b2"),
         new ClusterLock(-1, LockMode.SHARED, true, false, "node1", 12, "a1")),
-        LockRows.all(PREFIX, kvs), "a key that names no inode is no request");
-  }
-
-  @Test
-  void aCleanHolderIsCleanAndKeepsItsNodeName() {
-    List<KeyValue> kvs = List.of(kv("000000000000002a/00000000000000a1", "X node1 clean", 10,
-        0xa1));
-    assertEquals(List.of(new ClusterLock(42, LockMode.EXCLUSIVE, true, true, "node1", 10, "a1")),
-        LockRows.all(PREFIX, kvs));
+        LockRows.all(new LockKeys("fs1", "node1"), kvs), "a key that names no inode is no request");
   }
 
   @Test

@@ -149,7 +149,7 @@ class PrefetchSharedTest {
         Keys.of("X a"), lease)));
     HeldLock lock = a.acquire(0x60, LockMode.EXCLUSIVE, Duration.ofSeconds(5));
     long now = store.commit(new Txn()).revision();
-    assertTrue(a.awaitView(now, 5000), "a's watch never caught up");
+    assertTrue(a.awaitApplied(now, 5000), "a's watch never caught up");
     assertEquals(List.of(lock), a.heldLocks(), "a forgot the lock it holds");
     // and it is still a lock that others wait for and recall
     HeldLock theirs = b.acquire(0x60, LockMode.SHARED, Duration.ofSeconds(10));

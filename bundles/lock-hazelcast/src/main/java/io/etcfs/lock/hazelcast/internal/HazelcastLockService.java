@@ -6,8 +6,6 @@ import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.lock.LockSession;
 import io.etcfs.spi.lock.RecallHandler;
-import io.etcfs.spi.meta.Compare;
-import io.etcfs.spi.meta.Op;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -92,26 +90,6 @@ public final class HazelcastLockService implements LockService {
 
   @Override
   public void release(HeldLock lock) {
-    throw new UnsupportedOperationException(NOT_YET);
-  }
-
-  @Override
-  public List<Compare> guards(HeldLock lock) {
-    throw new UnsupportedOperationException(NOT_YET);
-  }
-
-  @Override
-  public long attributesFrom(long inode) {
-    throw new UnsupportedOperationException(NOT_YET);
-  }
-
-  @Override
-  public List<Op> cleanOps(HeldLock lock) {
-    throw new UnsupportedOperationException(NOT_YET);
-  }
-
-  @Override
-  public boolean dirty(HeldLock lock) {
     throw new UnsupportedOperationException(NOT_YET);
   }
 
