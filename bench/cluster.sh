@@ -8,7 +8,9 @@
 #            appends, and node2 stats it after every append (a recall each) beside node1's stat.
 #   scaling  1, 2, 3 and 6 nodes writing at once: one shared file (a region each), a file each,
 #            and creates in one shared directory; aggregate rates and their ratio to one node.
-# Usage: cluster.sh ETCFS_HOME WORKDIR   (ETCFS_BENCH_PARTS="handoff stat scaling" picks parts)
+# Usage: cluster.sh ETCFS_HOME WORKDIR   (ETCFS_BENCH_PARTS="handoff stat scaling" picks parts;
+#   ETCFS_BENCH_UP_ARGS adds words to every `etcfs up`, e.g. "--lock hazelcast"; ETCFS_BENCH_TSV
+#   names a file each figure is appended to as "name<TAB>value", for bench/strategies.sh)
 set -euo pipefail
 home=$1
 work=$2
@@ -21,6 +23,9 @@ listed=${ETCFS_BENCH_STAT_FILES:-500}  # files node1 writes for ls -l on node2
 appends=${ETCFS_BENCH_STAT_APPENDS:-100}  # appends node2 stats, a recall each
 etcfs="$home/bin/etcfs"
 export ETCFS_RUNTIME_DIR="$work/rt"
+read -r -a up_args <<< "${ETCFS_BENCH_UP_ARGS:-}"
+tsv=${ETCFS_BENCH_TSV:-/dev/null}
+figure() { printf '%s\t%s\n' "$1" "$2" >> "$tsv"; } # NAME VALUE
 
 say() { printf '==> %s\n' "$*" >&2; }
 now() { date +%s%N; }
@@ -41,7 +46,7 @@ up() { # NODES
   cluster="$work/c$1"
   rm -rf "$cluster"
   say "starting $1 node(s)"
-  "$etcfs" up --nodes "$1" --dir "$cluster" --size 12G >/dev/null
+  "$etcfs" up --nodes "$1" --dir "$cluster" --size 12G "${up_args[@]}" >/dev/null
   for i in $(seq 1 "$1"); do
     grep -q " $cluster/mnt/node$i .* - fuse.etcfs " /proc/self/mountinfo \
       || { echo "bench: $cluster/mnt/node$i is not an etcfs mount" >&2; exit 1; }
@@ -94,6 +99,8 @@ for size in $sizes; do
   m1=$(mibs "$b" 0 "$r1")
   printf '%-6s %14s %14s %12s %12s %8s\n' "$size" "$(ms 0 "$t2")" "$(ms 0 "$t1")" "$m2" "$m1" \
     "$(ratio "$m2" "$m1")" >> "$work/handoff.txt"
+  figure "handoff $size: first byte on node2, ms" "$(ms 0 "$t2")"
+  figure "handoff $size: read on node2, MiB/s" "$m2"
   rm -f "$n1/$f"
 done
 fi
@@ -177,6 +184,9 @@ for n in $counts; do
   printf '%-6s %14s %8s %14s %8s %14s %8s\n' "$n" "$shared" "$(ratio "$shared" "$base_shared")" \
     "$own" "$(ratio "$own" "$base_own")" "$creates" "$(ratio "$creates" "$base_creates")" \
     >> "$work/scaling.txt"
+  figure "$n node(s): one shared file, MiB/s" "$shared"
+  figure "$n node(s): a file each, MiB/s" "$own"
+  figure "$n node(s): creates in one directory, /s" "$creates"
 done
 fi
 down

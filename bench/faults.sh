@@ -13,7 +13,9 @@
 #               stall and bandwidth lost, join time (mount command start -> first write on the new
 #               mount), join stall and bandwidth lost.
 #   join        the same leave and join with nobody writing: join latency alone.
-# Usage: faults.sh ETCFS_HOME WORKDIR
+# Usage: faults.sh ETCFS_HOME WORKDIR   (ETCFS_BENCH_FAULT_PARTS="node-kill elasticity" picks
+#   parts; ETCFS_BENCH_UP_ARGS and ETCFS_BENCH_TSV as for cluster.sh: the node-kill medians go
+#   to the TSV)
 set -euo pipefail
 home=$1
 work=$2
@@ -22,6 +24,10 @@ window=${ETCFS_BENCH_KILL_WINDOW:-15}   # seconds the survivors are watched afte
 baseline_s=${ETCFS_BENCH_BASELINE:-3}   # seconds of the elasticity baseline
 record=65536
 etcfs="$home/bin/etcfs"
+fault_parts=${ETCFS_BENCH_FAULT_PARTS:-"node-kill elasticity"}
+read -r -a up_args <<< "${ETCFS_BENCH_UP_ARGS:-}"
+tsv=${ETCFS_BENCH_TSV:-/dev/null}
+wanted() { [[ " $fault_parts " == *" $1 "* ]]; }
 src=$(cd "$(dirname "$0")/.." && pwd)/itests/src/test/java/io/etcfs/itests
 export ETCFS_RUNTIME_DIR="$work/rt"
 
@@ -51,7 +57,7 @@ up() { # DIR NODES
   cleanup
   cluster=$1
   rm -rf "$cluster"
-  "$etcfs" up --nodes "$2" --dir "$cluster" --size 4G >/dev/null
+  "$etcfs" up --nodes "$2" --dir "$cluster" --size 4G "${up_args[@]}" >/dev/null
   for i in $(seq 1 "$2"); do
     grep -q " $cluster/mnt/node$i .* - fuse.etcfs " /proc/self/mountinfo \
       || die "$cluster/mnt/node$i is not an etcfs mount"
@@ -142,6 +148,7 @@ javac -d "$work/classes" "$src/Probe.java" "$src/ProbeLog.java" "$src/DeathWatch
 
 # ---- node kill ----
 kill_table="$work/node-kill.txt"
+if wanted node-kill; then
 printf '%-8s %16s %16s %16s %16s %16s %16s\n' run "victim down ms" "shared stall ms" \
   "takeover ms" "shared at end" "takeover at end" "failed ops" > "$kill_table"
 for r in $(seq 1 "$runs"); do
@@ -177,9 +184,20 @@ for r in $(seq 1 "$runs"); do
   printf '%-8s %16s %16s %16s %16s %16s %16s\n' "$r" "$(ms "$kill_us" "$death_us")" "$shared_stall" \
     "$takeover" "$shared_end" "$takeover_end" "$failed" >> "$kill_table"
 done
+median() { # FILE COLUMN: the median of a numeric column of a table (header skipped)
+  awk -v c="$2" 'NR > 1 && $c ~ /^-?[0-9.]+$/ { a[++n] = $c + 0 }
+    END { if (n == 0) { print "-"; exit }
+      for (p = 1; p <= n; p++) for (q = p + 1; q <= n; q++) if (a[q] < a[p]) { t = a[p]; a[p] = a[q]; a[q] = t }
+      print (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) }' "$1"
+}
+printf 'node kill: victim down, ms (median)\t%s\n' "$(median "$kill_table" 2)" >> "$tsv"
+printf 'node kill: stall on the shared file, ms (median)\t%s\n' "$(median "$kill_table" 3)" >> "$tsv"
+printf 'node kill: takeover of its file, ms (median)\t%s\n' "$(median "$kill_table" 4)" >> "$tsv"
+fi
 
 # ---- elasticity and join latency ----
 el_table="$work/elasticity.txt"
+if wanted elasticity; then
 join_table="$work/join.txt"
 printf '%-8s %16s %16s %16s %16s %16s %16s %16s\n' run "baseline MiB/s" "leave ms" \
   "leave stall ms" "leave lost %" "join ms" "join stall ms" "join lost %" > "$el_table"
@@ -226,13 +244,18 @@ for r in $(seq 1 "$runs"); do
   stop_probe quiet
   printf '%-8s %16s %16s\n' "$r" "$(ms "$q0" "$q1")" "$(ms "$k0" "$k1")" >> "$join_table"
 done
+fi
 cleanup
 
 printf '\netcfs fault benchmark, %s, %s, %s cores, %s, %s run(s) each\n' "$(date -u +%Y-%m-%d)" \
   "$(uname -r)" "$(nproc)" "$(free -g | awk '/Mem:/{print $2 " GiB"}')" "$runs"
-printf '\nnode kill under load (node3 SIGKILLed; node2 takes over its file; watched %s s)\n' "$window"
-summarize "$kill_table"
-printf '\nelasticity (node3 leaves and joins while node1 and node2 write files of their own)\n'
-summarize "$el_table"
-printf '\njoin latency alone (nobody writing; join = mount command start to first write)\n'
-summarize "$join_table"
+if wanted node-kill; then
+  printf '\nnode kill under load (node3 SIGKILLed; node2 takes over its file; watched %s s)\n' "$window"
+  summarize "$kill_table"
+fi
+if wanted elasticity; then
+  printf '\nelasticity (node3 leaves and joins while node1 and node2 write files of their own)\n'
+  summarize "$el_table"
+  printf '\njoin latency alone (nobody writing; join = mount command start to first write)\n'
+  summarize "$join_table"
+fi
