@@ -186,6 +186,16 @@ public final class EtcFs implements Vfs, AutoCloseable {
     }
   }
 
+  /** The inode's fence (spi.fs InodeFence) as this node reads it; empty if none or unreadable. */
+  public Optional<io.etcfs.spi.fs.InodeFence> fenceOf(long ino) {
+    try {
+      return ctx.cache.get(ctx.keys.inodeFence(ino))
+          .map(kv -> io.etcfs.spi.fs.InodeFence.decode(kv.value()));
+    } catch (RuntimeException e) {
+      return Optional.empty(); // a failed read, a fenced node: for people only
+    }
+  }
+
   /** Whether this node holds {@code dir}'s whole listing in its cache (tests). */
   boolean listingCached(long dir) {
     return dirs.cachedListing(dir) != null;

@@ -81,6 +81,7 @@ public final class FileSystemCore {
   private final ServiceRegistration<CompletionSource> pathCompletion;
   private final ServiceRegistration<CompletionSource> inodeCompletion;
   private final ServiceRegistration<InodePaths> inodePaths;
+  private final ServiceRegistration<FenceLookup> fences;
 
   /**
    * Checks the device against the record, opens it and registers the engine as the {@link Vfs}
@@ -131,6 +132,8 @@ public final class FileSystemCore {
         completions::inodes, kind(props, Completion.INODE));
     // for the lock table's PATH column: registered with the filesystem, gone with it
     this.inodePaths = context.registerService(InodePaths.class, engine::pathOf, props);
+    // and for its STATE column: whether a holder elsewhere declared itself clean
+    this.fences = context.registerService(FenceLookup.class, engine::fenceOf, props);
     LOG.info(
         "filesystem '" + config.fsName() + "' (" + record.uuid() + ") on "
             + config.device() + (device.direct() ? " (O_DIRECT)" : "") + " as node " + membership.nodeName() + " generation "
@@ -140,7 +143,7 @@ public final class FileSystemCore {
   @Deactivate
   void deactivate() {
     for (ServiceRegistration<?> r : java.util.List.of(inodeCompletion, pathCompletion,
-        inodePaths, leaseReport, recovery, registration)) {
+        inodePaths, fences, leaseReport, recovery, registration)) {
       try {
         r.unregister();
       } catch (IllegalStateException e) {

@@ -35,6 +35,7 @@ public final class LockCommands {
 
   private final List<LockReport> reports = new CopyOnWriteArrayList<>();
   private final AtomicReference<InodePaths> paths = new AtomicReference<>();
+  private final AtomicReference<FenceLookup> fences = new AtomicReference<>();
 
   @Reference(
       name = "lockReport",
@@ -61,6 +62,19 @@ public final class LockCommands {
   /** A replacement is bound before the old one goes, so only clear our own. */
   void unbindInodePaths(InodePaths service) {
     paths.compareAndSet(service, null);
+  }
+
+  @Reference(
+      name = "fences",
+      cardinality = ReferenceCardinality.OPTIONAL,
+      policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  void bindFences(FenceLookup service) {
+    fences.set(service);
+  }
+
+  void unbindFences(FenceLookup service) {
+    fences.compareAndSet(service, null);
   }
 
   /** This node's inode locks, or with --all every lock request of the filesystem. */
@@ -106,6 +120,19 @@ public final class LockCommands {
         + "here").toString();
   }
 
+  /**
+   * Whether a granted request's holder declared everything committed: the backend's word, or
+   * the inode's fence naming that request's node clean (the core's record, whatever the backend).
+   */
+  private boolean clean(ClusterLock l) {
+    if (l.clean()) {
+      return true;
+    }
+    FenceLookup f = fences.get();
+    return f != null && l.mode() == LockMode.EXCLUSIVE && f.fenceOf(l.inode())
+        .filter(fence -> fence.clean() && fence.node().equals(l.node())).isPresent();
+  }
+
   private String all(LockReport r, boolean json) {
     Optional<List<ClusterLock>> all = r.cluster();
     if (all.isEmpty()) {
@@ -115,7 +142,7 @@ public final class LockCommands {
     Table t = new Table().number("INODE").id("MODE").id("STATE").id("NODE").number("TOKEN")
         .id("SESSION").text("PATH");
     for (ClusterLock l : all.get()) {
-      t.row(inode(l.inode()), code(l.mode()), l.held() ? (l.clean() ? "clean" : "held")
+      t.row(inode(l.inode()), code(l.mode()), l.held() ? (clean(l) ? "clean" : "held")
           : "queued", l.node(), l.token(), l.session(), pathOf(l.inode()).orElse(null));
     }
     if (json) {

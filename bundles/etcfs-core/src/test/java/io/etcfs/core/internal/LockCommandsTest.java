@@ -117,6 +117,24 @@ class LockCommandsTest {
     assertTrue(json.contains("{\"inode\": \"18446744073709551615\","), json);
   }
 
+  /**
+   * A backend's cluster view may not know other nodes' clean declarations (they are the core's
+   * inode fences): a granted exclusive request whose inode's fence names its node clean shows
+   * clean; a fence of another node, or a dirty one, does not.
+   */
+  @Test
+  void aHolderWhoseFenceSaysCleanShowsClean() {
+    report.cluster.add(new ClusterLock(42, LockMode.EXCLUSIVE, true, false, "node1", 10, "a1"));
+    report.cluster.add(new ClusterLock(43, LockMode.EXCLUSIVE, true, false, "node1", 11, "a1"));
+    report.cluster.add(new ClusterLock(44, LockMode.EXCLUSIVE, true, false, "node1", 12, "a1"));
+    shell.bindFences(ino -> Optional.of(new io.etcfs.spi.fs.InodeFence(
+        ino == 43 ? "node2" : "node1", 1, 1, ino != 44)));
+    String[] lines = shell.locks("--all").split("\n");
+    assertTrue(lines[1].matches(" +42  X +clean .*"), lines[1]);
+    assertTrue(lines[2].matches(" +43  X +held .*"), "another node's fence: " + lines[2]);
+    assertTrue(lines[3].matches(" +44  X +held .*"), "a dirty fence: " + lines[3]);
+  }
+
   @Test
   void badInputAndABackendThatReportsNothingAreOneLine() {
     assertEquals("locks: unknown option --mine (usage: locks [--all] [--json])",
