@@ -255,12 +255,17 @@ class TwoNodesTest {
     OpenFile w = a.fs.create(Vfs.ROOT, "closed", 0644, 2, ROOT);
     w.write(ByteBuffer.wrap("12345".getBytes()), 0);
     w.release(); // commits, and declares a's exclusive lock clean in the same commit
+    // b sees the fence clean once its cache watch shows that commit (until then it would take
+    // the shared lock: safe, only slower)
+    eventually(() -> assertTrue(b.fs.fenceOf(w.ino()).orElseThrow().clean()));
     assertEquals(5, b.fs.getattr(w.ino()).size());
     assertTrue(b.fs.activeInodes().isEmpty(), "b took a lock to stat: " + b.fs.activeInodes());
     assertTrue(a.fs.activeInodes().contains(w.ino()), "a keeps its lock cached");
     OpenFile again = a.fs.open(w.ino(), 2, ROOT);
     again.write(ByteBuffer.wrap("678".getBytes()), 5); // dirty again: b must recall
-    assertEquals(8, b.fs.getattr(w.ino()).size());
+    // a raised its fence dirty before the write was buffered; b learns it through its cache
+    // watch, a moment later (the same allowance as for names), and from then on recalls
+    eventually(() -> assertEquals(8, b.fs.getattr(w.ino()).size()));
     assertTrue(b.fs.activeInodes().contains(w.ino()), "b recalled a's lock");
     again.release();
   }
@@ -286,7 +291,9 @@ class TwoNodesTest {
     w.write(ByteBuffer.wrap("x".getBytes()), 0);
     w.release();
     a.fs.setxattr(w.ino(), EtcFs.PUBLISH, new byte[0], 0, ROOT); // a lets go of its lock
-    eventually(() -> assertEquals(1, b.fs.getattr(w.ino()).size()));
+    // the create's dirty fence, then the close's clean one: b's watch shows it a moment later
+    eventually(() -> assertTrue(b.fs.fenceOf(w.ino()).orElseThrow().clean()));
+    assertEquals(1, b.fs.getattr(w.ino()).size());
     assertTrue(b.fs.activeInodes().isEmpty(), "b took a lock to stat: " + b.fs.activeInodes());
   }
 
