@@ -4,29 +4,32 @@
 # from the tarball (real node processes, FUSE mounts, etcd). Printed as one table: every figure
 # of every strategy beside the first strategy's, with their ratio.
 # Usage: strategies.sh ETCFS_HOME WORKDIR
-#   ETCFS_BENCH_STRATEGIES  lock/allocator pairs (default "etcd/arena hazelcast/arena etcd/shared")
+#   ETCFS_BENCH_STRATEGIES  lock/allocator pairs (default "etcd/arena hazelcast/arena")
 #   and cluster.sh's and faults.sh's own settings (sizes, node counts, runs).
 set -euo pipefail
 home=$1
 work=$2
-strategies=${ETCFS_BENCH_STRATEGIES:-"etcd/arena hazelcast/arena etcd/shared"}
+strategies=${ETCFS_BENCH_STRATEGIES:-"etcd/arena hazelcast/arena"}
 here=$(cd "$(dirname "$0")" && pwd)
 etcfs="$home/bin/etcfs"
 
 say() { printf '==> %s\n' "$*" >&2; }
 
-# Refused before anything starts: every strategy must be one `etcfs up` can choose.
-help=$("$etcfs" up --help 2>&1)
+# Refused before anything starts: every strategy must be LOCK/ALLOCATOR with names this
+# etcfs knows (etcfs up refuses an unknown or uninstalled one itself, but only when its turn
+# comes).
+locks=$("$etcfs" up --lock '?' --dir "$work.check" 2>&1 | sed -n "s/.*unknown lock backend '?' (\(.*\))/\1/p")
+allocs=$("$etcfs" up --alloc '?' --dir "$work.check" 2>&1 | sed -n "s/.*unknown allocator '?' (\(.*\))/\1/p")
 for s in $strategies; do
   lock=${s%/*} alloc=${s#*/}
   [[ $s == */* && -n $lock && -n $alloc ]] \
     || { echo "strategies.sh: '$s' is not LOCK/ALLOCATOR (for example etcd/arena)" >&2; exit 2; }
-  if [[ $lock != etcd ]] && ! grep -q -- '--lock' <<< "$help"; then
-    echo "strategies.sh: this etcfs's 'up' cannot choose a lock backend (--lock): $s cannot run" >&2
+  if ! grep -qw -- "$lock" <<< "${locks// or / }"; then
+    echo "strategies.sh: $s: unknown lock backend '$lock' (this etcfs has: $locks)" >&2
     exit 2
   fi
-  if [[ $alloc != arena ]] && ! grep -q -- '--alloc' <<< "$help"; then
-    echo "strategies.sh: this etcfs's 'up' cannot choose an allocator (--alloc): $s cannot run" >&2
+  if ! grep -qw -- "$alloc" <<< "${allocs// or / }"; then
+    echo "strategies.sh: $s: unknown allocator '$alloc' (this etcfs has: $allocs)" >&2
     exit 2
   fi
 done

@@ -78,10 +78,22 @@ class CliIT {
     return Stream.of(
         Arguments.of(List.of("--lock", "zookeeper"),
             "etcfs: unknown lock backend 'zookeeper' (etcd or hazelcast)"),
-        Arguments.of(List.of("--alloc", "buddy"), "etcfs: unknown allocator 'buddy' (arena)"),
-        Arguments.of(List.of("--lock", "hazelcast"), "etcfs: the hazelcast lock backend is not "
-            + "built yet: its bundle registers but grants no lock (issue #14); use the default, "
-            + "etcd"));
+        Arguments.of(List.of("--alloc", "buddy"), "etcfs: unknown allocator 'buddy' (arena)"));
+  }
+
+  /** {@code etcfs up} refuses the same before it starts etcd or creates its directory. */
+  @ParameterizedTest
+  @MethodSource("badBackends")
+  void upRefusesABackendItCannotUseBeforeStartingAnything(List<String> backend, String line)
+      throws Exception {
+    Path dir = runtime.resolve("never-up");
+    List<String> args = new ArrayList<>(List.of("up", "--dir", dir.toString(), "--nodes", "1"));
+    args.addAll(backend);
+    Distribution.Result r = Distribution.etcfs(runtime, T, args.toArray(String[]::new));
+    assertEquals(2, r.exit(), r.toString());
+    assertEquals(line, r.errLines().get(0), r.toString());
+    assertNoStackTrace(r);
+    assertFalse(Files.exists(dir), "up created " + dir);
   }
 
   /**

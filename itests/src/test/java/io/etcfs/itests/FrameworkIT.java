@@ -69,6 +69,9 @@ class FrameworkIT {
           .filter(b -> b.getSymbolicName().contains("hazelcast"))
           .allMatch(b -> b.getState() != Bundle.ACTIVE), "Hazelcast started unselected");
       rt.startBackend("hazelcast");
+      // Only the selected backend is configured; a switch configures the other first.
+      Configs.update(rt.context(), NodeConfigs.LOCK_HAZELCAST, NodeConfigs.of(
+          spec.withLockBackend("hazelcast")).get(NodeConfigs.LOCK_HAZELCAST));
       Hashtable<String, Object> core = NodeConfigs.of(spec).get("io.etcfs.core");
       core.put("lockService.target", "(etcfs.backend=hazelcast)");
       Configs.update(rt.context(), "io.etcfs.core", core);

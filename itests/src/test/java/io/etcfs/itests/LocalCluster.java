@@ -35,6 +35,13 @@ final class LocalCluster implements AutoCloseable {
     java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("up", "--nodes",
         Integer.toString(nodes), "--dir", c.dir.toString(), "--size", size));
     args.addAll(java.util.List.of(options));
+    // the failsafe executions that rerun a cross-section on the other strategies set these
+    for (String strategy : java.util.List.of("lock", "alloc")) {
+      String chosen = System.getProperty("etcfs." + strategy, "");
+      if (!chosen.isEmpty() && !args.contains("--" + strategy)) {
+        args.addAll(java.util.List.of("--" + strategy, chosen));
+      }
+    }
     Distribution.Result r = Distribution.etcfs(c.runtime, T, env, args.toArray(new String[0]));
     if (r.exit() != 0) {
       c.close();

@@ -10,7 +10,7 @@ import java.util.TreeMap;
  * The lock and allocator backends this tarball knows, by the name the filesystem record and
  * {@code --lock}/{@code --alloc} use, and the bundle that provides each. A name is checked before
  * anything is written or started: unknown, not installed (its bundle missing from {@code
- * bundle/}), or not built yet — each refused with one line.
+ * bundle/}) — each refused with one line.
  */
 final class Backends {
   static final String DEFAULT_LOCK = "etcd";
@@ -19,10 +19,6 @@ final class Backends {
   private static final Map<String, String> LOCKS =
       new TreeMap<>(Map.of("etcd", "lock-etcd", "hazelcast", "lock-hazelcast"));
   private static final Map<String, String> ALLOCATORS = new TreeMap<>(Map.of("arena", "alloc-arena"));
-  /** Shipped, but a filesystem made to use them would not work: refused, with the reason. */
-  private static final Map<String, String> NOT_BUILT = Map.of("hazelcast",
-      "the hazelcast lock backend is not built yet: its bundle registers but grants no lock "
-          + "(issue #14)");
 
   private Backends() {}
 
@@ -46,11 +42,6 @@ final class Backends {
     Path jar = bundleDir.resolve(bundle + ".jar");
     if (!Files.isRegularFile(jar)) {
       throw new UserError(what + " '" + name + "' is not installed: " + jar + " is missing");
-    }
-    String reason = NOT_BUILT.get(name);
-    if (reason != null) {
-      throw new UserError(reason + "; use the default, " + (known == LOCKS ? DEFAULT_LOCK
-          : DEFAULT_ALLOC));
     }
     return name;
   }

@@ -19,7 +19,10 @@ import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 @Command(name = "up", mixinStandardHelpOptions = true,
     // The first line is the summary in 'etcfs --help': it must be a sentence of its own.
@@ -50,6 +53,16 @@ final class UpCommand implements Callable<Integer> {
   @Option(names = "--fresh", description = "Replace a stopped cluster left in DIR.")
   boolean fresh;
 
+  @Option(names = "--lock", paramLabel = "BACKEND", defaultValue = Backends.DEFAULT_LOCK,
+      description = "Inode lock backend, etcd or hazelcast (default: ${DEFAULT-VALUE}).")
+  String lock;
+
+  @Option(names = "--alloc", paramLabel = "ALLOCATOR", defaultValue = Backends.DEFAULT_ALLOC,
+      description = "Block allocator (default: ${DEFAULT-VALUE}).")
+  String alloc;
+
+  @Spec CommandSpec spec;
+
   @Mixin FenceOptions fenceOptions;
 
   @Mixin FrontendOption frontendOption;
@@ -68,6 +81,14 @@ final class UpCommand implements Callable<Integer> {
       throw fenceOptions.badUsage("--fence-agent reservation needs a shared block device with "
           + "persistent reservations; etcfs up puts its nodes on an image file");
     }
+    try {
+      // before anything starts: a backend that is unknown or not installed is bad usage
+      Path bundles = Home.dir().resolve("bundle");
+      Backends.lock(lock, bundles);
+      Backends.alloc(alloc, bundles);
+    } catch (UserError e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage());
+    }
     Path d = LocalCluster.dir(dir);
     LocalCluster.prepare(d, fresh);
     try {
@@ -76,7 +97,8 @@ final class UpCommand implements Callable<Integer> {
       EtcdConnection conn = EtcdConnection.of(endpoints);
       try (EtcdMetaStore store = EtcdOptions.connect(conn)) {
         new Formatter(store, System.out::println).format(
-            new Formatter.Options(device, size, name, true, Formatter.DEFAULT_ARENA_SIZE));
+            new Formatter.Options(device, size, name, true, Formatter.DEFAULT_ARENA_SIZE, lock,
+                alloc));
         startNodes(d, device, conn, store, fence);
       }
       new ClusterEnv(endpoints, device, name, d, ownEtcd != null).write();
@@ -106,7 +128,7 @@ final class UpCommand implements Callable<Integer> {
       String node = "node" + i;
       Path mp = Files.createDirectories(d.resolve("mnt").resolve(node));
       NodeSpec spec = new NodeSpec(name, node, device, mp, d.resolve("run"),
-          d.resolve("log").resolve(node + ".log"), conn, 10, "etcd", fence,
+          d.resolve("log").resolve(node + ".log"), conn, 10, lock, fence,
           frontendOption.name());
       NodeLauncher.check(spec, store);
       procs.add(NodeLauncher.spawn(spec));
@@ -154,7 +176,8 @@ final class UpCommand implements Callable<Integer> {
 
   private void report(Path d, String endpoints) {
     System.out.println();
-    System.out.println("cluster up in " + d + " (etcd " + endpoints + ")");
+    System.out.println("cluster up in " + d + " (etcd " + endpoints + "; locks " + lock
+        + ", allocator " + alloc + ")");
     System.out.println("  look around:  etcfs status --dir " + d);
     System.out.println("                etcfs shell " + d.resolve("mnt/node1") + " -c 'lb'");
     System.out.println("                source " + ClusterEnv.file(d) + "   # ETCFS_ETCD, ETCFS_DEVICE");

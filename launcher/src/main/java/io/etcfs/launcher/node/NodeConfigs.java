@@ -23,19 +23,23 @@ public final class NodeConfigs {
   public static final Set<String> SELECTED_ONLY = Set.of(EXEC_AGENT, RESERVATION_AGENT);
 
   /**
-   * {@link #SELECTED_ONLY} and the front end not chosen: the chosen one's component must be
-   * whole before the node is (a node is never ready before its mount is).
+   * {@link #SELECTED_ONLY}, the lock backends and the front end not chosen: only the chosen
+   * ones are configured, and their components must be whole before the node is (a node is never
+   * ready before its mount is). A lock backend not chosen is not configured, so it neither
+   * starts a member nor opens a session, and {@code locks} reports only the one in use.
    *
    * @param frontend {@link NodeSpec#LOWLEVEL} or {@link NodeSpec#HIGHLEVEL}; null is the default
    */
   public static Set<String> selectedOnly(String frontend) {
-    return Set.of(EXEC_AGENT, RESERVATION_AGENT,
+    return Set.of(EXEC_AGENT, RESERVATION_AGENT, LOCK_ETCD, LOCK_HAZELCAST,
         NodeSpec.HIGHLEVEL.equals(frontend) ? FUSE_LOWLEVEL : FUSE_HIGHLEVEL);
   }
 
   private NodeConfigs() {}
 
   public static final String ETCD = "io.etcfs.etcd";
+  public static final String LOCK_ETCD = "io.etcfs.lock.etcd";
+  public static final String LOCK_HAZELCAST = "io.etcfs.lock.hazelcast";
 
   /**
    * Every configuration of the node. The lock backend must be resolved, except that a spec
@@ -64,8 +68,8 @@ public final class NodeConfigs {
         "mountpoint", s.mountpoint().toString(),
         "lockService.target", "(etcfs.backend=" + s.lockBackend() + ")",
         "allocator.target", "(etcfs.backend=arena)"));
-    c.put("io.etcfs.lock.etcd", props("fsName", s.fsName(), "nodeName", s.nodeName()));
-    c.put("io.etcfs.lock.hazelcast", props("fsName", s.fsName(), "nodeName", s.nodeName()));
+    c.put(s.lockBackend().equals("hazelcast") ? LOCK_HAZELCAST : LOCK_ETCD,
+        props("fsName", s.fsName(), "nodeName", s.nodeName()));
     c.put("io.etcfs.alloc.arena", props("fsName", s.fsName(), "nodeName", s.nodeName()));
     c.put(s.frontend().equals(NodeSpec.HIGHLEVEL) ? FUSE_HIGHLEVEL : FUSE_LOWLEVEL,
         props("fsName", s.fsName(), "mountpoint", s.mountpoint().toString()));

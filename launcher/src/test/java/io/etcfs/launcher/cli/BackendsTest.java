@@ -24,14 +24,12 @@ class BackendsTest {
   }
 
   @Test
-  void unknownAndNotBuiltBackendsAreNamed() throws Exception {
+  void bothLockBackendsAreKnownAndAnUnknownOneIsNamed() throws Exception {
     Files.createFile(bundles.resolve("lock-etcd.jar"));
     Files.createFile(bundles.resolve("lock-hazelcast.jar"));
     assertEquals("etcd", Backends.lock("etcd", bundles));
     assertEquals("unknown lock backend 'raft' (etcd or hazelcast)",
         assertThrows(UserError.class, () -> Backends.lock("raft", bundles)).getMessage());
-    assertEquals("the hazelcast lock backend is not built yet: its bundle registers but grants "
-        + "no lock (issue #14); use the default, etcd",
-        assertThrows(UserError.class, () -> Backends.lock("hazelcast", bundles)).getMessage());
+    assertEquals("hazelcast", Backends.lock("hazelcast", bundles));
   }
 }

@@ -42,10 +42,26 @@ class NodeConfigsTest {
   @Test
   void onlyTheFrontEndNotChosenMayBeAbsent() {
     assertEquals(java.util.Set.of(NodeConfigs.EXEC_AGENT, NodeConfigs.RESERVATION_AGENT,
-        NodeConfigs.FUSE_HIGHLEVEL), NodeConfigs.selectedOnly(NodeSpec.LOWLEVEL));
+        NodeConfigs.LOCK_ETCD, NodeConfigs.LOCK_HAZELCAST, NodeConfigs.FUSE_HIGHLEVEL),
+        NodeConfigs.selectedOnly(NodeSpec.LOWLEVEL));
     assertEquals(NodeConfigs.selectedOnly(NodeSpec.LOWLEVEL), NodeConfigs.selectedOnly(null));
     assertEquals(java.util.Set.of(NodeConfigs.EXEC_AGENT, NodeConfigs.RESERVATION_AGENT,
-        NodeConfigs.FUSE_LOWLEVEL), NodeConfigs.selectedOnly(NodeSpec.HIGHLEVEL));
+        NodeConfigs.LOCK_ETCD, NodeConfigs.LOCK_HAZELCAST, NodeConfigs.FUSE_LOWLEVEL),
+        NodeConfigs.selectedOnly(NodeSpec.HIGHLEVEL));
+  }
+
+  /** Only the chosen lock backend is configured: the other starts nothing. */
+  @Test
+  void onlyTheChosenLockBackendIsConfigured() {
+    Map<String, Hashtable<String, Object>> etcd = NodeConfigs.of(spec(FenceSpec.NONE));
+    assertTrue(etcd.containsKey(NodeConfigs.LOCK_ETCD));
+    assertFalse(etcd.containsKey(NodeConfigs.LOCK_HAZELCAST));
+    Map<String, Hashtable<String, Object>> hz =
+        NodeConfigs.of(spec(FenceSpec.NONE).withLockBackend("hazelcast"));
+    assertEquals(Map.of("fsName", "prod", "nodeName", "n1"),
+        Map.copyOf(hz.get(NodeConfigs.LOCK_HAZELCAST)));
+    assertFalse(hz.containsKey(NodeConfigs.LOCK_ETCD));
+    assertEquals("(etcfs.backend=hazelcast)", hz.get("io.etcfs.core").get("lockService.target"));
   }
 
   @Test

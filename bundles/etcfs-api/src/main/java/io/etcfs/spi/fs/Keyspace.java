@@ -34,6 +34,8 @@ public final class Keyspace {
   public static final String WANTS = "wants/";
   /** Inode fences ({@link InodeFence}), one per inode ever written; the core's (1.1). */
   public static final String INODE_FENCES = "f/";
+  /** Each node's Hazelcast member address, for the members to find each other (1.2). */
+  public static final String HAZELCAST = "hazelcast/";
 
   private final String name;
   private final String root;

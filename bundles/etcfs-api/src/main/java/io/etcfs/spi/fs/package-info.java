@@ -4,7 +4,7 @@
  * Keyspace}); 1.1: the core's inode fence ({@link InodeFence}). docs/ARCHITECTURE.md ("The etcd keyspace") lists every key.
  */
 @Export
-@Version("1.1.0")
+@Version("1.2.0")
 package io.etcfs.spi.fs;
 
 import org.osgi.annotation.bundle.Export;

@@ -8,7 +8,14 @@ import com.hazelcast.core.HazelcastInstance;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.List;
+import java.util.function.Consumer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import com.hazelcast.config.DiscoveryStrategyConfig;
+import com.hazelcast.config.InMemoryFormat;
+import com.hazelcast.config.MapConfig;
+import com.hazelcast.spi.discovery.DiscoveryStrategyFactory;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -26,15 +33,21 @@ final class HazelcastMember {
   private final String description;
   private final CompletableFuture<HazelcastInstance> started = new CompletableFuture<>();
   private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+  private volatile HazelcastInstance instance;
+  /** A member silent this long is removed from the cluster (Hazelcast's default: 60). */
+  static final int NO_HEARTBEAT_SECONDS = 5;
 
   private HazelcastMember(String description) {
     this.description = description;
   }
 
-  /** Starts a member with {@code config} in the background and returns at once. */
-  static HazelcastMember start(Config config) {
+  /**
+   * Starts a member with {@code config} in the background and returns at once; {@code joined}
+   * runs on that thread once the member is in its cluster, before {@link #started} completes.
+   */
+  static HazelcastMember start(Config config, Consumer<HazelcastInstance> joined) {
     HazelcastMember member = new HazelcastMember(describe(config));
-    Thread starter = new Thread(() -> member.run(config), "etcfs-hazelcast-start");
+    Thread starter = new Thread(() -> member.run(config, joined), "etcfs-hazelcast-start");
     starter.setDaemon(true);
     starter.start();
     return member;
@@ -42,10 +55,17 @@ final class HazelcastMember {
 
   /**
    * The member configuration: cluster {@code etcfs-<fsName>} so two filesystems on one network
-   * never merge, TCP-IP join only (multicast would find members of other clusters and is often
-   * filtered anyway), and exactly the configured port, since the members list names it.
+   * never merge; members found through etcd ({@code discovery}: no multicast, no list kept by
+   * hand); exactly the given address and port, since that is what the others are told.
+   *
+   * <p>Failure detection is set down from Hazelcast's minute to seconds. None of it is on the
+   * safety path — a lock is free for others only when its session's entry has expired, and the
+   * core's inode fence rejects a lost holder's commits whatever Hazelcast believes — so these
+   * bound only how long operations on the partitions a dead member owned wait for their backups
+   * to take over: a member silent for {@value #NO_HEARTBEAT_SECONDS} s is removed.
    */
-  static Config config(String fsName, String nodeName, List<String> members, int port) {
+  static Config config(String fsName, String nodeName, String host, int port,
+      DiscoveryStrategyFactory discovery) {
     Config config = new Config();
     config.setClusterName("etcfs-" + fsName);
     config.setInstanceName("etcfs-" + fsName + "-" + nodeName);
@@ -54,13 +74,43 @@ final class HazelcastMember {
     config.setProperty("hazelcast.shutdownhook.enabled", "false");
     config.setProperty("hazelcast.phone.home.enabled", "false");
     config.setProperty("hazelcast.logging.type", "jdk");
+    config.setProperty("hazelcast.discovery.enabled", "true");
+    config.setProperty("hazelcast.local.localAddress", host);
+    config.setProperty("hazelcast.socket.bind.any", "false");
+    config.setProperty("hazelcast.heartbeat.interval.seconds", "1");
+    config.setProperty("hazelcast.max.no.heartbeat.seconds", Integer.toString(NO_HEARTBEAT_SECONDS));
+    // Members starting together settle on one master within a second; the default waits 5 s.
+    config.setProperty("hazelcast.wait.seconds.before.join", "1");
+    // Two clusters formed by a partition (or a start race) look for each other every 5 s.
+    config.setProperty("hazelcast.merge.first.run.delay.seconds", "5");
+    config.setProperty("hazelcast.merge.next.run.delay.seconds", "5");
+    // Fewer partitions than the default 271: a lock map is small, and a member that leaves
+    // hands over fewer of them.
+    config.setProperty("hazelcast.partition.count", "71");
     NetworkConfig network = config.getNetworkConfig();
     network.setPort(port).setPortAutoIncrement(false);
+    network.getInterfaces().setEnabled(true).addInterface(host);
     JoinConfig join = network.getJoin();
     join.getMulticastConfig().setEnabled(false);
     join.getAutoDetectionConfig().setEnabled(false);
-    join.getTcpIpConfig().setEnabled(true).setMembers(members);
+    join.getTcpIpConfig().setEnabled(false);
+    join.getDiscoveryConfig().addDiscoveryStrategyConfig(new DiscoveryStrategyConfig(discovery));
+    // The queues live in the map as objects (no serialisation per entry processor); the
+    // sessions map is small and read by key.
+    config.addMapConfig(new MapConfig(HazelcastLockService.LOCKS)
+        .setInMemoryFormat(InMemoryFormat.OBJECT).setBackupCount(1));
+    config.addMapConfig(new MapConfig(HazelcastLockService.SESSIONS).setBackupCount(1));
     return config;
+  }
+
+  /** A port free on {@code host} now (a member started right after binds it). */
+  static int freePort(String host) {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(host))) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new IllegalArgumentException(HazelcastLockService.PID + ": cannot bind a port on '"
+          + host + "': " + e.getMessage());
+    }
   }
 
   /** Completes with the running member, or exceptionally if it failed to start. */
@@ -85,7 +135,7 @@ final class HazelcastMember {
     }
   }
 
-  private void run(Config config) {
+  private void run(Config config, Consumer<HazelcastInstance> joined) {
     Thread self = Thread.currentThread();
     // Hazelcast finds its services through the context loader; give it one that sees both its
     // own bundle (through our imports) and ours, rather than whatever the framework left there.
@@ -93,12 +143,28 @@ final class HazelcastMember {
     config.setClassLoader(HazelcastMember.class.getClassLoader());
     try {
       HazelcastInstance instance = Hazelcast.newHazelcastInstance(config);
-      LOG.log(Level.INFO, "{0} started", description);
+      this.instance = instance;
+      LOG.log(Level.INFO, "{0} started, {1} member(s)", description,
+          instance.getCluster().getMembers().size());
+      joined.accept(instance);
       started.complete(instance);
     } catch (RuntimeException | Error e) {
+      HazelcastInstance i = instance;
+      if (i != null) {
+        i.shutdown();
+      }
       LOG.log(Level.ERROR, "{0} failed to start: {1}", description, e.toString());
       started.completeExceptionally(e);
     }
+  }
+
+  /** Ends the member at once, without telling the others (a crash, for tests). */
+  void terminate() {
+    HazelcastInstance i = instance;
+    if (i != null) {
+      i.getLifecycleService().terminate();
+    }
+    stopped.complete(null);
   }
 
   private void shutDown(HazelcastInstance instance) {

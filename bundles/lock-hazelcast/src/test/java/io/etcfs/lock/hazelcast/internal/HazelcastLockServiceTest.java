@@ -1,7 +1,5 @@
 package io.etcfs.lock.hazelcast.internal;
 
-import io.etcfs.testing.ComponentConfigs;
-import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -10,81 +8,107 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
 import com.hazelcast.core.HazelcastInstance;
-import io.etcfs.spi.lock.LockMode;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.time.Duration;
+import io.etcfs.spi.fs.Keyspace;
+import io.etcfs.testing.ComponentConfigs;
+import io.etcfs.testing.MemoryMetaStore;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.function.Executable;
 
 @Timeout(60)
 class HazelcastLockServiceTest {
+  private final MemoryMetaStore store = new MemoryMetaStore();
 
-  @Test
-  void splitsTheMemberList() {
-    assertEquals(
-        List.of("10.0.0.1:5701", "10.0.0.2:5702", "h3"),
-        HazelcastLockService.members(" 10.0.0.1:5701,10.0.0.2:5702 ,, h3"));
-    assertThrows(IllegalArgumentException.class, () -> HazelcastLockService.members(" , "));
+  @AfterEach
+  void close() {
+    store.close();
   }
 
   @Test
-  void configuresOneClusterPerFilesystemJoinedOverTcpIpOnly() {
-    Config config = HazelcastMember.config("fs1", "n1", List.of("a:5701", "b:5702"), 5702);
-    JoinConfig join = config.getNetworkConfig().getJoin();
-    assertEquals("etcfs-fs1", config.getClusterName());
-    assertEquals(5702, config.getNetworkConfig().getPort());
-    assertFalse(config.getNetworkConfig().isPortAutoIncrement());
-    assertFalse(join.getMulticastConfig().isEnabled());
-    assertTrue(join.getTcpIpConfig().isEnabled());
-    assertEquals(List.of("a:5701", "b:5702"), join.getTcpIpConfig().getMembers());
+  void configuresOneClusterPerFilesystemFoundThroughEtcdOnly() {
+    Peers peers = Peers.register(store, Keyspace.of("fs1"), "n1", "127.0.0.1", 5702);
+    try {
+      Config config = HazelcastMember.config("fs1", "n1", "127.0.0.1", 5702, peers.discovery());
+      JoinConfig join = config.getNetworkConfig().getJoin();
+      assertEquals("etcfs-fs1", config.getClusterName());
+      assertEquals(5702, config.getNetworkConfig().getPort());
+      assertFalse(config.getNetworkConfig().isPortAutoIncrement());
+      assertFalse(join.getMulticastConfig().isEnabled());
+      assertFalse(join.getTcpIpConfig().isEnabled());
+      assertEquals(1, join.getDiscoveryConfig().getDiscoveryStrategyConfigs().size());
+      assertEquals(List.of("127.0.0.1:5702"), peers.addresses());
+      assertEquals("127.0.0.1:5702", store.get(Peers.key(Keyspace.of("fs1"), "n1")).get()
+          .valueString(), "registered under the filesystem's keys");
+    } finally {
+      peers.close();
+    }
+    assertEquals(List.of(), peers.addresses(), "a clean leave takes the address out");
   }
 
   @Test
-  void refusesABadPortBeforeStartingAnything() {
-    assertThrows(
-        IllegalArgumentException.class,
-        () -> new HazelcastLockService(config("fs1", "n1", "127.0.0.1", 0)));
+  void refusesBadSettingsBeforeStartingAnything() {
+    IllegalArgumentException port = assertThrows(IllegalArgumentException.class,
+        () -> new HazelcastLockService(store, config("n1", Map.of("port", 70000))));
+    assertEquals("io.etcfs.lock.hazelcast: port 70000 is not a TCP port", port.getMessage());
+    IllegalArgumentException ttl = assertThrows(IllegalArgumentException.class,
+        () -> new HazelcastLockService(store, config("n1", Map.of("sessionTtlSeconds", 0))));
+    assertTrue(ttl.getMessage().startsWith("io.etcfs.lock.hazelcast: sessionTtlSeconds"));
+    IllegalArgumentException host = assertThrows(IllegalArgumentException.class,
+        () -> new HazelcastLockService(store, config("n1", Map.of("address", "no.such.host."))));
+    assertTrue(host.getMessage().startsWith("io.etcfs.lock.hazelcast: cannot bind a port on"),
+        host.getMessage());
+    assertEquals(List.of(), store.prefix(Keyspace.of("fs1").bytes(Keyspace.HAZELCAST), 0).kvs(),
+        "nothing registered");
   }
 
   @Test
-  void startsAMemberInTheBackgroundAndStopsItOnDeactivate() throws Exception {
-    int port = freePort();
-    HazelcastLockService locks =
-        new HazelcastLockService(config("fs1", "n1", "127.0.0.1:" + port, port));
-    HazelcastInstance instance =
-        locks.member().started().toCompletableFuture().get(45, TimeUnit.SECONDS);
-    assertEquals("etcfs-fs1", instance.getConfig().getClusterName());
-    assertEquals(1, instance.getCluster().getMembers().size());
-    assertEquals("hazelcast", locks.backend());
-    assertNotYet(locks::session);
-    assertNotYet(() -> locks.acquire(1, LockMode.EXCLUSIVE, Duration.ofSeconds(1)));
-    assertNotYet(() -> locks.release(null));
-    assertNotYet(() -> locks.createGrant(1));
-    locks.deactivate();
-    assertFalse(instance.getLifecycleService().isRunning());
-  }
-
-  private static void assertNotYet(Executable call) {
-    UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, call);
-    assertEquals(
-        "inode locks on Hazelcast are built in the backend-swap issue (lock-hazelcast)",
-        e.getMessage());
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
+  void aMemberThatCannotReachTheRegisteredOthersFailsItsStartWithTheReason() {
+    Keyspace space = Keyspace.of("fs1");
+    Peers ghost1 = Peers.register(store, space, "ghost1", "127.0.0.1", 9);
+    Peers ghost2 = Peers.register(store, space, "ghost2", "127.0.0.1", 7);
+    try {
+      IllegalStateException e = assertThrows(IllegalStateException.class,
+          () -> new HazelcastLockService(store, config("n1", Map.of("startTimeoutSeconds", 2))));
+      // Either the join itself outlasts the timeout (Hazelcast still trying the others), or
+      // the member joins alone and sees too few: both name the registered members.
+      assertTrue(e.getMessage().contains(" sees 1 of the 3 registered members ")
+          || e.getMessage().contains("has not joined its cluster within 2 s (registered members:"),
+          e.getMessage());
+      assertTrue(e.getMessage().contains("127.0.0.1:9") && e.getMessage().contains("127.0.0.1:7"),
+          e.getMessage());
+      assertEquals(2, store.prefix(space.bytes(Keyspace.HAZELCAST), 0).kvs().size(),
+          "the failed node took its own registration back");
+    } finally {
+      ghost1.close();
+      ghost2.close();
     }
   }
 
-  private static HazelcastLockService.Config config(
-      String fs, String node, String members, int port) {
-    return ComponentConfigs.of(HazelcastLockService.Config.class,
-        Map.of("fsName", fs, "nodeName", node, "members", members, "port", port));
+  @Test
+  void twoNodesFindEachOtherThroughTheStoreAndLeaveCleanly() throws Exception {
+    HazelcastLockService a = new HazelcastLockService(store, config("a", Map.of()));
+    HazelcastLockService b = new HazelcastLockService(store, config("b", Map.of()));
+    try {
+      HazelcastInstance ia = a.member().started().toCompletableFuture().get(45, TimeUnit.SECONDS);
+      b.member().started().toCompletableFuture().get(45, TimeUnit.SECONDS);
+      io.etcfs.testing.Eventually.eventually("both members in one cluster",
+          java.time.Duration.ofSeconds(30), () -> ia.getCluster().getMembers().size() == 2);
+      assertEquals("etcfs-fs1", ia.getConfig().getClusterName());
+      assertEquals("hazelcast", a.backend());
+    } finally {
+      b.deactivate();
+      a.deactivate();
+    }
+    assertEquals(List.of(), store.prefix(Keyspace.of("fs1").bytes(Keyspace.HAZELCAST), 0).kvs());
+  }
+
+  private static HazelcastLockService.Config config(String node, Map<String, Object> more) {
+    Map<String, Object> all = new java.util.HashMap<>(
+        Map.of("fsName", "fs1", "nodeName", node, "address", "127.0.0.1"));
+    all.putAll(more);
+    return ComponentConfigs.of(HazelcastLockService.Config.class, all);
   }
 }
