@@ -18,8 +18,11 @@ say() { printf '==> %s\n' "$*" >&2; }
 # Refused before anything starts: every strategy must be LOCK/ALLOCATOR with names this
 # etcfs knows (etcfs up refuses an unknown or uninstalled one itself, but only when its turn
 # comes).
-locks=$("$etcfs" up --lock '?' --dir "$work.check" 2>&1 | sed -n "s/.*unknown lock backend '?' (\(.*\))/\1/p")
-allocs=$("$etcfs" up --alloc '?' --dir "$work.check" 2>&1 | sed -n "s/.*unknown allocator '?' (\(.*\))/\1/p")
+# (etcfs up exits 2 there, on purpose: || true keeps pipefail from ending the script)
+locks=$({ "$etcfs" up --lock '?' --dir "$work.check" 2>&1 || true; } \
+  | sed -n "s/.*unknown lock backend '?' (\(.*\))/\1/p")
+allocs=$({ "$etcfs" up --alloc '?' --dir "$work.check" 2>&1 || true; } \
+  | sed -n "s/.*unknown allocator '?' (\(.*\))/\1/p")
 for s in $strategies; do
   lock=${s%/*} alloc=${s#*/}
   [[ $s == */* && -n $lock && -n $alloc ]] \
