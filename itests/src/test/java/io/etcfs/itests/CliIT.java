@@ -78,7 +78,7 @@ class CliIT {
     return Stream.of(
         Arguments.of(List.of("--lock", "zookeeper"),
             "etcfs: unknown lock backend 'zookeeper' (etcd or hazelcast)"),
-        Arguments.of(List.of("--alloc", "buddy"), "etcfs: unknown allocator 'buddy' (arena)"));
+        Arguments.of(List.of("--alloc", "buddy"), "etcfs: unknown allocator 'buddy' (arena or shared)"));
   }
 
   /** {@code etcfs up} refuses the same before it starts etcd or creates its directory. */

@@ -18,7 +18,7 @@ final class Backends {
 
   private static final Map<String, String> LOCKS =
       new TreeMap<>(Map.of("etcd", "lock-etcd", "hazelcast", "lock-hazelcast"));
-  private static final Map<String, String> ALLOCATORS = new TreeMap<>(Map.of("arena", "alloc-arena"));
+  private static final Map<String, String> ALLOCATORS = new TreeMap<>(Map.of("arena", "alloc-arena", "shared", "alloc-shared"));
 
   private Backends() {}
 

@@ -49,8 +49,8 @@ final class NodeLauncher {
   /** {@code ETCFS_NODE_CONFIG} names components and properties the node has. */
   private static void checkSettings(NodeSpec spec) {
     try {
-      io.etcfs.launcher.node.NodeConfigs.withSettings(io.etcfs.launcher.node.NodeConfigs.of(
-          spec.lockBackend().isEmpty() ? spec.withLockBackend("etcd") : spec),
+      // a backend not known yet (read from the record by the node) accepts either's settings
+      io.etcfs.launcher.node.NodeConfigs.withSettings(io.etcfs.launcher.node.NodeConfigs.of(spec),
           System.getenv(io.etcfs.launcher.node.NodeConfigs.SETTINGS_ENV));
     } catch (IllegalArgumentException e) {
       throw new UserError(e.getMessage());
@@ -85,6 +85,11 @@ final class NodeLauncher {
       throw new UserError("filesystem '" + spec.fsName() + "' uses the lock backend '"
           + record.lockBackend() + "'; every node must use the same one (got --lock "
           + spec.lockBackend() + ")");
+    }
+    if (!spec.allocBackend().isEmpty() && !record.allocBackend().equals(spec.allocBackend())) {
+      throw new UserError("filesystem '" + spec.fsName() + "' uses the allocator '"
+          + record.allocBackend() + "'; every node must use the same one (got "
+          + spec.allocBackend() + ")");
     }
     var member = store.get(new FsKeys(spec.fsName()).member(spec.nodeName()));
     if (member.isPresent() && !isOwnRecord(member.get().valueString(), ownPid, spec.mountpoint())) {

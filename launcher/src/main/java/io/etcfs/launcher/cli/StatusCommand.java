@@ -61,11 +61,14 @@ final class StatusCommand implements Callable<Integer> {
     System.out.printf("device      %s, block size %d, data from %s%n", Units.human(s.deviceSize()),
         s.blockSize(), Units.human(s.dataStart()));
     System.out.printf("backends    lock=%s  alloc=%s%n", r.lockBackend(), r.allocBackend());
-    System.out.printf("arenas      %d of %s: %d claimed, %d unclaimed%n", s.arenaCount(),
-        Units.human(s.arenaSize()), claimed, s.arenaCount() - claimed);
+    if (r.allocBackend().equals("arena")) {
+      System.out.printf("arenas      %d of %s: %d claimed, %d unclaimed%n", s.arenaCount(),
+          Units.human(s.arenaSize()), claimed, s.arenaCount() - claimed);
+    }
     long total = s.arenaCount() * s.arenaSize();
+    // from the block ownership records, which every allocator writes the same way
     long used = usedBytes(store, fs, s.blockSize());
-    System.out.printf("space       %s in arenas: %s used, %s free (%d%% used)%n", Units.human(total),
+    System.out.printf("space       %s of data: %s used, %s free (%d%% used)%n", Units.human(total),
         Units.human(used), Units.human(total - used), total == 0 ? 0 : used * 100 / total);
     List<KeyValue> members = store.prefix(keys.membersPrefix(), 0).kvs();
     System.out.printf("members     %d%n", members.size());

@@ -58,7 +58,7 @@ final class UpCommand implements Callable<Integer> {
   String lock;
 
   @Option(names = "--alloc", paramLabel = "ALLOCATOR", defaultValue = Backends.DEFAULT_ALLOC,
-      description = "Block allocator (default: ${DEFAULT-VALUE}).")
+      description = "Block allocator, arena or shared (default: ${DEFAULT-VALUE}).")
   String alloc;
 
   @Spec CommandSpec spec;
@@ -129,7 +129,7 @@ final class UpCommand implements Callable<Integer> {
       Path mp = Files.createDirectories(d.resolve("mnt").resolve(node));
       NodeSpec spec = new NodeSpec(name, node, device, mp, d.resolve("run"),
           d.resolve("log").resolve(node + ".log"), conn, 10, lock, fence,
-          frontendOption.name());
+          frontendOption.name(), alloc);
       NodeLauncher.check(spec, store);
       procs.add(NodeLauncher.spawn(spec));
       started.add(spec);

@@ -2,6 +2,7 @@ package io.etcfs.launcher.node;
 
 import java.util.Hashtable;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -23,7 +24,7 @@ public final class NodeConfigs {
   public static final Set<String> SELECTED_ONLY = Set.of(EXEC_AGENT, RESERVATION_AGENT);
 
   /**
-   * {@link #SELECTED_ONLY}, the lock backends and the front end not chosen: only the chosen
+   * {@link #SELECTED_ONLY}, the lock backends, allocators and front end not chosen: only the chosen
    * ones are configured, and their components must be whole before the node is (a node is never
    * ready before its mount is). A lock backend not chosen is not configured, so it neither
    * starts a member nor opens a session, and {@code locks} reports only the one in use.
@@ -31,7 +32,8 @@ public final class NodeConfigs {
    * @param frontend {@link NodeSpec#LOWLEVEL} or {@link NodeSpec#HIGHLEVEL}; null is the default
    */
   public static Set<String> selectedOnly(String frontend) {
-    return Set.of(EXEC_AGENT, RESERVATION_AGENT, LOCK_ETCD, LOCK_HAZELCAST,
+    return Set.of(EXEC_AGENT, RESERVATION_AGENT, LOCK_ETCD, LOCK_HAZELCAST, ALLOC_ARENA,
+        ALLOC_SHARED,
         NodeSpec.HIGHLEVEL.equals(frontend) ? FUSE_LOWLEVEL : FUSE_HIGHLEVEL);
   }
 
@@ -40,10 +42,13 @@ public final class NodeConfigs {
   public static final String ETCD = "io.etcfs.etcd";
   public static final String LOCK_ETCD = "io.etcfs.lock.etcd";
   public static final String LOCK_HAZELCAST = "io.etcfs.lock.hazelcast";
+  public static final String ALLOC_ARENA = "io.etcfs.alloc.arena";
+  public static final String ALLOC_SHARED = "io.etcfs.alloc.shared";
 
   /**
-   * Every configuration of the node. The lock backend must be resolved, except that a spec
-   * without one may ask only for the etcd client's configuration ({@link #ETCD}).
+   * Every configuration of the node. The lock backend and the allocator must be resolved,
+   * except that a spec without them may ask only for the etcd client's configuration ({@link
+   * #ETCD}).
    */
   public static Map<String, Hashtable<String, Object>> of(NodeSpec s) {
     Map<String, Hashtable<String, Object>> c = new LinkedHashMap<>();
@@ -67,13 +72,32 @@ public final class NodeConfigs {
         "fsName", s.fsName(), "nodeName", s.nodeName(), "device", s.device().toString(),
         "mountpoint", s.mountpoint().toString(),
         "lockService.target", "(etcfs.backend=" + s.lockBackend() + ")",
-        "allocator.target", "(etcfs.backend=arena)"));
-    c.put(s.lockBackend().equals("hazelcast") ? LOCK_HAZELCAST : LOCK_ETCD,
-        props("fsName", s.fsName(), "nodeName", s.nodeName()));
-    c.put("io.etcfs.alloc.arena", props("fsName", s.fsName(), "nodeName", s.nodeName()));
+        "allocator.target", "(etcfs.backend=" + s.allocBackend() + ")"));
+    // Only the chosen lock backend and allocator; both while unresolved (a first pass whose
+    // only use is the etcd client's configuration, so that settings for either are accepted).
+    for (String pid : chosen(s.lockBackend(), Map.of("etcd", LOCK_ETCD,
+        "hazelcast", LOCK_HAZELCAST))) {
+      c.put(pid, props("fsName", s.fsName(), "nodeName", s.nodeName()));
+    }
+    for (String pid : chosen(s.allocBackend(), Map.of("arena", ALLOC_ARENA,
+        "shared", ALLOC_SHARED))) {
+      c.put(pid, props("fsName", s.fsName(), "nodeName", s.nodeName()));
+    }
     c.put(s.frontend().equals(NodeSpec.HIGHLEVEL) ? FUSE_HIGHLEVEL : FUSE_LOWLEVEL,
         props("fsName", s.fsName(), "mountpoint", s.mountpoint().toString()));
     return c;
+  }
+
+  /** The PID of backend {@code name} among {@code pids}; every one if {@code name} is empty. */
+  private static java.util.Collection<String> chosen(String name, Map<String, String> pids) {
+    if (name.isEmpty()) {
+      return new java.util.TreeSet<>(pids.values());
+    }
+    String pid = pids.get(name);
+    if (pid == null) {
+      throw new IllegalArgumentException("unknown backend '" + name + "'");
+    }
+    return List.of(pid);
   }
 
   /** The environment variable with a node's component settings; see {@link #withSettings}. */

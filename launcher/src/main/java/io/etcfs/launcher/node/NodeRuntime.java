@@ -105,13 +105,17 @@ public final class NodeRuntime implements AutoCloseable {
       Configs.update(ctx, NodeConfigs.ETCD, configs.remove(NodeConfigs.ETCD));
       startAll(bundles, rest(bundles, backend));
       clock.mark("bundles");
-      if (backend.isEmpty()) {
-        backend = RecordedBackend.read(ctx, spec.fsName(), RECORD_TIMEOUT);
+      if (backend.isEmpty() || spec.allocBackend().isEmpty()) {
+        RecordedBackend.Backends recorded = RecordedBackend.read(ctx, spec.fsName(),
+            RECORD_TIMEOUT);
         clock.mark("backend");
-        if (backend.equals(HAZELCAST_BACKEND)) {
+        boolean hazelcastStarted = backend.equals(HAZELCAST_BACKEND);
+        backend = backend.isEmpty() ? recorded.lock() : backend;
+        if (backend.equals(HAZELCAST_BACKEND) && !hazelcastStarted) {
           startAll(bundles, HAZELCAST);
         }
-        configs = settings(NodeConfigs.of(spec.withLockBackend(backend)));
+        String alloc = spec.allocBackend().isEmpty() ? recorded.alloc() : spec.allocBackend();
+        configs = settings(NodeConfigs.of(spec.withLockBackend(backend).withAllocBackend(alloc)));
         configs.remove(NodeConfigs.ETCD);
       }
       // The other configurations only now, every bundle started, in NodeConfigs' order, which

@@ -27,6 +27,8 @@ import java.util.Properties;
  * @param fence the fence agent recovery runs against a dead node
  * @param frontend the FUSE front end: {@value #LOWLEVEL} (libfuse 3's low-level API) or
  *     {@value #HIGHLEVEL} (libfuse 2 through jnr-fuse)
+ * @param allocBackend the allocator's name, or empty: the one the filesystem record names (the
+ *     node reads it once its etcd client is up)
  */
 public record NodeSpec(
     String fsName,
@@ -39,9 +41,18 @@ public record NodeSpec(
     int leaseTtlSeconds,
     String lockBackend,
     FenceSpec fence,
-    String frontend) {
+    String frontend,
+    String allocBackend) {
   public static final String LOWLEVEL = "lowlevel";
   public static final String HIGHLEVEL = "highlevel";
+
+  /** A spec whose allocator is the one the filesystem record names. */
+  public NodeSpec(String fsName, String nodeName, Path device, Path mountpoint, Path stateDir,
+      Path logFile, EtcdConnection etcd, int leaseTtlSeconds, String lockBackend,
+      FenceSpec fence, String frontend) {
+    this(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd, leaseTtlSeconds,
+        lockBackend, fence, frontend, "");
+  }
 
   public NodeSpec(String fsName, String nodeName, Path device, Path mountpoint, Path stateDir,
       Path logFile, EtcdConnection etcd, int leaseTtlSeconds, String lockBackend,
@@ -60,13 +71,19 @@ public record NodeSpec(
   /** This spec with the lock backend resolved. */
   public NodeSpec withLockBackend(String backend) {
     return new NodeSpec(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd,
-        leaseTtlSeconds, backend, fence, frontend);
+        leaseTtlSeconds, backend, fence, frontend, allocBackend);
+  }
+
+  /** This spec with the allocator resolved. */
+  public NodeSpec withAllocBackend(String backend) {
+    return new NodeSpec(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd,
+        leaseTtlSeconds, lockBackend, fence, frontend, backend);
   }
 
   /** This spec with another front end. */
   public NodeSpec withFrontend(String name) {
     return new NodeSpec(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd,
-        leaseTtlSeconds, lockBackend, fence, name);
+        leaseTtlSeconds, lockBackend, fence, name, allocBackend);
   }
 
   public Path pidFile() {
@@ -96,6 +113,7 @@ public record NodeSpec(
     p.setProperty("leaseTtlSeconds", Integer.toString(leaseTtlSeconds));
     p.setProperty("lockBackend", lockBackend);
     p.setProperty("frontend", frontend);
+    p.setProperty("allocBackend", allocBackend);
     etcd.store(p);
     fence.store(p);
     Path file = specFile();
@@ -124,7 +142,8 @@ public record NodeSpec(
         Integer.parseInt(req(p, "leaseTtlSeconds")),
         req(p, "lockBackend"),
         fence(p, file),
-        p.getProperty("frontend", LOWLEVEL));
+        p.getProperty("frontend", LOWLEVEL),
+        p.getProperty("allocBackend", ""));
   }
 
   private static FenceSpec fence(Properties p, Path file) {

@@ -9,8 +9,8 @@ import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
 
 /**
- * The lock backend recorded in the filesystem record, read by the node itself once its etcd
- * client is up, when {@code mount} was not told one. The CLI then needs no etcd round trip before
+ * The lock backend and allocator recorded in the filesystem record, read by the node itself
+ * once its etcd client is up, when {@code mount} was not told them. The CLI then needs no etcd round trip before
  * it starts the node, and checks etcd while the node's JVM boots. Reflective, because the
  * launcher does not share the bundles' class space (it decodes the record with the API bundle's
  * {@code FsRecord}).
@@ -21,7 +21,10 @@ final class RecordedBackend {
 
   private RecordedBackend() {}
 
-  static String read(BundleContext ctx, String fsName, Duration timeout)
+  /** What the record names: the lock backend and the allocator. */
+  record Backends(String lock, String alloc) {}
+
+  static Backends read(BundleContext ctx, String fsName, Duration timeout)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     ServiceReference<?> ref;
@@ -59,7 +62,8 @@ final class RecordedBackend {
       }
       Object value = kv.get().getClass().getMethod("value").invoke(kv.get());
       Object record = fsRecord.getMethod("decode", byte[].class).invoke(null, value);
-      return (String) fsRecord.getMethod("lockBackend").invoke(record);
+      return new Backends((String) fsRecord.getMethod("lockBackend").invoke(record),
+          (String) fsRecord.getMethod("allocBackend").invoke(record));
     } catch (InvocationTargetException e) {
       throw new IllegalStateException("reading the filesystem record: " + Failures.describe(e),
           e.getCause());

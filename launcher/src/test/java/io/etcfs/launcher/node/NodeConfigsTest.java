@@ -42,11 +42,13 @@ class NodeConfigsTest {
   @Test
   void onlyTheFrontEndNotChosenMayBeAbsent() {
     assertEquals(java.util.Set.of(NodeConfigs.EXEC_AGENT, NodeConfigs.RESERVATION_AGENT,
-        NodeConfigs.LOCK_ETCD, NodeConfigs.LOCK_HAZELCAST, NodeConfigs.FUSE_HIGHLEVEL),
+        NodeConfigs.LOCK_ETCD, NodeConfigs.LOCK_HAZELCAST, NodeConfigs.ALLOC_ARENA,
+        NodeConfigs.ALLOC_SHARED, NodeConfigs.FUSE_HIGHLEVEL),
         NodeConfigs.selectedOnly(NodeSpec.LOWLEVEL));
     assertEquals(NodeConfigs.selectedOnly(NodeSpec.LOWLEVEL), NodeConfigs.selectedOnly(null));
     assertEquals(java.util.Set.of(NodeConfigs.EXEC_AGENT, NodeConfigs.RESERVATION_AGENT,
-        NodeConfigs.LOCK_ETCD, NodeConfigs.LOCK_HAZELCAST, NodeConfigs.FUSE_LOWLEVEL),
+        NodeConfigs.LOCK_ETCD, NodeConfigs.LOCK_HAZELCAST, NodeConfigs.ALLOC_ARENA,
+        NodeConfigs.ALLOC_SHARED, NodeConfigs.FUSE_LOWLEVEL),
         NodeConfigs.selectedOnly(NodeSpec.HIGHLEVEL));
   }
 
@@ -62,6 +64,19 @@ class NodeConfigsTest {
         Map.copyOf(hz.get(NodeConfigs.LOCK_HAZELCAST)));
     assertFalse(hz.containsKey(NodeConfigs.LOCK_ETCD));
     assertEquals("(etcfs.backend=hazelcast)", hz.get("io.etcfs.core").get("lockService.target"));
+  }
+
+  /** The allocator likewise; unresolved (the record decides), both are, for the first pass. */
+  @Test
+  void onlyTheChosenAllocatorIsConfigured() {
+    Map<String, Hashtable<String, Object>> shared =
+        NodeConfigs.of(spec(FenceSpec.NONE).withAllocBackend("shared"));
+    assertTrue(shared.containsKey(NodeConfigs.ALLOC_SHARED));
+    assertFalse(shared.containsKey(NodeConfigs.ALLOC_ARENA));
+    assertEquals("(etcfs.backend=shared)", shared.get("io.etcfs.core").get("allocator.target"));
+    Map<String, Hashtable<String, Object>> unresolved = NodeConfigs.of(spec(FenceSpec.NONE));
+    assertTrue(unresolved.containsKey(NodeConfigs.ALLOC_SHARED)
+        && unresolved.containsKey(NodeConfigs.ALLOC_ARENA));
   }
 
   @Test

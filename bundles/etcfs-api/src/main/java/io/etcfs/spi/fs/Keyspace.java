@@ -36,6 +36,8 @@ public final class Keyspace {
   public static final String INODE_FENCES = "f/";
   /** Each node's Hazelcast member address, for the members to find each other (1.2). */
   public static final String HAZELCAST = "hazelcast/";
+  /** The shared free-extent map; the shared allocator's (1.2). */
+  public static final String FREE_MAP = "freemap/";
 
   private final String name;
   private final String root;
