@@ -338,6 +338,7 @@ public final class HazelcastLockService implements LockService, LockReport {
       HzSession s = session;
       if (s == null || s.isExpired()) {
         checkOpen();
+        NoWait.check(); // opening a session asks the cluster: not where a thread must not wait
         HazelcastInstance hz = hz();
         if (!majority(hz)) {
           // a member cut off from the others would open a session only its side knows
