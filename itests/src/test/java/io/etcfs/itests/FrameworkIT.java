@@ -145,7 +145,7 @@ class FrameworkIT {
     }
     return new NodeSpec(fs, node, image, Files.createDirectories(tmp.resolve("mnt")),
         tmp.resolve("state"), tmp.resolve("state/" + node + ".log"),
-        EtcdConnection.of(etcd.endpoints()), 10, "etcd");
+        EtcdConnection.of(etcd.endpoints()), 10, "etcd").withAllocBackend("arena");
   }
 
   private static final String MEMBERSHIP = "io.etcfs.fencing.internal.NodeMembership";
