@@ -67,26 +67,6 @@ final class Runs {
     return next != null && next < e.start() + e.length();
   }
 
-  /** The part of {@code e} in the set, as extents. */
-  List<Extent> within(Extent e) {
-    Runs only = new Runs();
-    only.add(e);
-    Runs outside = only.copy();
-    for (Extent run : extents()) {
-      outside.remove(run);
-    }
-    for (Extent run : outside.extents()) {
-      only.remove(run);
-    }
-    return only.extents();
-  }
-
-  Runs copy() {
-    Runs r = new Runs();
-    r.runs.putAll(runs);
-    return r;
-  }
-
   boolean isEmpty() {
     return runs.isEmpty();
   }

@@ -776,10 +776,6 @@ public final class HazelcastLockService implements LockService, LockReport {
     recallHandler = Objects.requireNonNull(handler, "handler");
   }
 
-  RecallHandler recallHandler() {
-    return recallHandler;
-  }
-
   HazelcastMember member() {
     return member;
   }
