@@ -1,6 +1,7 @@
 package io.etcfs.itests;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.etcfs.core.format.Formatter;
@@ -72,6 +73,13 @@ class FrameworkIT {
       // Only the selected backend is configured; a switch configures the other first.
       Configs.update(rt.context(), NodeConfigs.LOCK_HAZELCAST, NodeConfigs.of(
           spec.withLockBackend("hazelcast")).get(NodeConfigs.LOCK_HAZELCAST));
+      // The Hazelcast service is a delayed component: its member starts (seconds) when a consumer
+      // first gets it. Were the core retargeted first, that start would run inside the core's
+      // rebind, and SCR may give up on it and deactivate the core until it is done (a switch
+      // warms the new backend up first; so does this test).
+      ServiceReference<?> hz = awaitService(rt.context(), "io.etcfs.spi.lock.LockService",
+          "(etcfs.backend=hazelcast)");
+      assertNotNull(rt.context().getService(hz), "the Hazelcast lock service did not activate");
       Hashtable<String, Object> core = NodeConfigs.of(spec).get("io.etcfs.core");
       core.put("lockService.target", "(etcfs.backend=hazelcast)");
       Configs.update(rt.context(), "io.etcfs.core", core);
@@ -182,6 +190,18 @@ class FrameworkIT {
 
   private static Health.Component component(Health.Report r, String name) {
     return r.components().stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
+  }
+
+  private static ServiceReference<?> awaitService(BundleContext ctx, String type, String filter)
+      throws Exception {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    ServiceReference<?>[] refs = ctx.getAllServiceReferences(type, filter);
+    while (refs == null && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+      refs = ctx.getAllServiceReferences(type, filter);
+    }
+    assertNotNull(refs, "no " + type + " " + filter + " within 120 s");
+    return refs[0];
   }
 
   private static Health.Component coreComponent(Health.Report r) {
