@@ -1,7 +1,7 @@
 package io.etcfs.testing;
 
-import io.etcfs.etcd.internal.EtcdMetaStore;
-import io.etcfs.etcd.internal.EtcdSettings;
+import io.etcfs.etcd.client.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdSettings;
 import io.etcfs.etcd.local.EtcdProcess;
 import java.nio.file.Path;
 import java.util.ArrayList;

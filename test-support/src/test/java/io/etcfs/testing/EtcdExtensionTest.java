@@ -3,7 +3,7 @@ package io.etcfs.testing;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdMetaStore;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Txn;

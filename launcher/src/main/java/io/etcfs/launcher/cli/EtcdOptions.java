@@ -1,7 +1,7 @@
 package io.etcfs.launcher.cli;
 
-import io.etcfs.etcd.internal.EtcdMetaStore;
-import io.etcfs.etcd.internal.EtcdSettings;
+import io.etcfs.etcd.client.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdSettings;
 import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.node.EtcdConnection;
 import java.nio.file.Files;

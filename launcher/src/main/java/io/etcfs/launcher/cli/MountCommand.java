@@ -1,6 +1,6 @@
 package io.etcfs.launcher.cli;
 
-import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdMetaStore;
 import io.etcfs.launcher.node.FenceSpec;
 import io.etcfs.launcher.node.NodeSpec;
 import java.io.IOException;

@@ -2,12 +2,12 @@ package io.etcfs.launcher.cli;
 
 import io.etcfs.core.format.FilesystemCheck;
 import io.etcfs.core.format.FormatException;
-import io.etcfs.core.format.FsKeys;
-import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdMetaStore;
 import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.control.ControlClient;
 import io.etcfs.launcher.node.NodeSpec;
 import io.etcfs.spi.fs.FsRecord;
+import io.etcfs.spi.fs.Keyspace;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,7 +91,7 @@ final class NodeLauncher {
           + record.allocBackend() + "'; every node must use the same one (got "
           + spec.allocBackend() + ")");
     }
-    var member = store.get(new FsKeys(spec.fsName()).member(spec.nodeName()));
+    var member = store.get(Keyspace.of(spec.fsName()).bytes(Keyspace.MEMBERS + spec.nodeName()));
     if (member.isPresent() && !isOwnRecord(member.get().valueString(), ownPid, spec.mountpoint())) {
       throw new UserError("node name '" + spec.nodeName() + "' is already a member of '"
           + spec.fsName() + "' (choose another --node, or wait for its lease to expire)");

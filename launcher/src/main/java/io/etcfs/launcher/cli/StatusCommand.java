@@ -1,8 +1,6 @@
 package io.etcfs.launcher.cli;
 
-import io.etcfs.core.format.FsKeys;
-import io.etcfs.core.format.Superblock;
-import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdMetaStore;
 import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.node.EtcdConnection;
 import io.etcfs.spi.alloc.BlockOwner;
@@ -51,26 +49,25 @@ final class StatusCommand implements Callable<Integer> {
   }
 
   private void print(EtcdMetaStore store, String fs) {
-    FsKeys keys = new FsKeys(fs);
+    Keyspace keys = Keyspace.of(fs);
     FsRecord r = store.get(keys.record()).map(kv -> FsRecord.decode(kv.value()))
         .orElseThrow(() -> new UserError("no filesystem '" + fs + "' in etcd at " + store.describe()));
-    Superblock s = Superblock.of(r);
-    long claimed = store.prefix(keys.arenasPrefix(), 0).kvs().size();
-    System.out.printf("filesystem  %s (uuid %s, formatted %s)%n", fs, s.uuid(), r.formatted());
+    long claimed = store.prefix(keys.bytes(Keyspace.ARENAS), 0).kvs().size();
+    System.out.printf("filesystem  %s (uuid %s, formatted %s)%n", fs, r.uuid(), r.formatted());
     System.out.printf("etcd        %s%n", store.settings().describeEndpoints());
-    System.out.printf("device      %s, block size %d, data from %s%n", Units.human(s.deviceSize()),
-        s.blockSize(), Units.human(s.dataStart()));
+    System.out.printf("device      %s, block size %d, data from %s%n", Units.human(r.deviceSize()),
+        r.blockSize(), Units.human(r.dataStart()));
     System.out.printf("backends    lock=%s  alloc=%s%n", r.lockBackend(), r.allocBackend());
     if (r.allocBackend().equals("arena")) {
-      System.out.printf("arenas      %d of %s: %d claimed, %d unclaimed%n", s.arenaCount(),
-          Units.human(s.arenaSize()), claimed, s.arenaCount() - claimed);
+      System.out.printf("arenas      %d of %s: %d claimed, %d unclaimed%n", r.arenas(),
+          Units.human(r.arenaSize()), claimed, r.arenas() - claimed);
     }
-    long total = s.arenaCount() * s.arenaSize();
+    long total = r.arenas() * r.arenaSize();
     // from the block ownership records, which every allocator writes the same way
-    long used = usedBytes(store, fs, s.blockSize());
+    long used = usedBytes(store, fs, r.blockSize());
     System.out.printf("space       %s of data: %s used, %s free (%d%% used)%n", Units.human(total),
         Units.human(used), Units.human(total - used), total == 0 ? 0 : used * 100 / total);
-    List<KeyValue> members = store.prefix(keys.membersPrefix(), 0).kvs();
+    List<KeyValue> members = store.prefix(keys.bytes(Keyspace.MEMBERS), 0).kvs();
     System.out.printf("members     %d%n", members.size());
     if (!members.isEmpty()) {
       System.out.printf("  %-16s %10s  %-16s %8s  %s%n", "NODE", "GENERATION", "HOST", "PID",

@@ -2,7 +2,7 @@ package io.etcfs.launcher.cli;
 
 import io.etcfs.core.format.FormatException;
 import io.etcfs.core.format.Formatter;
-import io.etcfs.etcd.internal.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdMetaStore;
 import io.etcfs.etcd.local.EtcdProcess;
 import io.etcfs.launcher.Failures;
 import io.etcfs.launcher.UserError;

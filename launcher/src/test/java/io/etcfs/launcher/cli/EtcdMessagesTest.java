@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.etcfs.core.format.FilesystemCheck;
 import io.etcfs.core.format.FormatException;
-import io.etcfs.etcd.internal.EtcdMetaStore;
-import io.etcfs.etcd.internal.EtcdSettings;
+import io.etcfs.etcd.client.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdSettings;
 import io.etcfs.testing.EtcdCluster;
 import io.etcfs.testing.EtcdExtension;
 import java.io.ByteArrayOutputStream;

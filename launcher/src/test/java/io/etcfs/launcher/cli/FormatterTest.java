@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.etcfs.core.format.FilesystemCheck;
 import io.etcfs.core.format.FormatException;
 import io.etcfs.core.format.Formatter;
-import io.etcfs.core.format.FsKeys;
 import io.etcfs.spi.fs.FsRecord;
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.Op;
 import io.etcfs.spi.meta.Txn;
@@ -67,7 +67,7 @@ class FormatterTest {
   void refusesToReplaceAFilesystemWithLiveMembersEvenWhenForced() throws Exception {
     Path dev = tmp.resolve("a.img");
     format(dev, 1L << 30, "a", false);
-    store.commit(new Txn().then(Op.put(new FsKeys("a").member("n1"), Keys.of("host=x"))));
+    store.commit(new Txn().then(Op.put(Keyspace.of("a").bytes(Keyspace.MEMBERS + "n1"), Keys.of("host=x"))));
     FormatException e = assertThrows(FormatException.class, () -> format(dev, 0, "a", true));
     assertEquals("filesystem 'a' has live members (n1): unmount them first", e.getMessage());
   }

@@ -1,5 +1,7 @@
 package io.etcfs.etcd.internal;
 
+import io.etcfs.etcd.client.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdSettings;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.support.meta.ForwardingMetaStore;
 import java.nio.file.Path;

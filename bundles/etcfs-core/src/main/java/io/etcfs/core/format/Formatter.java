@@ -1,5 +1,6 @@
 package io.etcfs.core.format;
 
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.device.FileBlockDevice;
 import io.etcfs.core.fs.meta.Codec;
 import io.etcfs.core.fs.meta.Inode;

@@ -1,6 +1,6 @@
 package io.etcfs.core.fs;
 
-import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.fs.cache.CacheWatch;
 import io.etcfs.core.fs.plock.PosixLocks;
 import io.etcfs.spi.alloc.Allocator;

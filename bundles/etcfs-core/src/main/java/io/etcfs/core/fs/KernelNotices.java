@@ -1,6 +1,6 @@
 package io.etcfs.core.fs;
 
-import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.spi.meta.WatchEvent;
 import io.etcfs.spi.vfs.KernelCache;
 import io.etcfs.support.collect.BoundedMaps;

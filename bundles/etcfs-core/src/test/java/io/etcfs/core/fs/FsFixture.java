@@ -2,7 +2,7 @@ package io.etcfs.core.fs;
 
 import io.etcfs.core.device.FileBlockDevice;
 import io.etcfs.core.format.Formatter;
-import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.spi.fencing.Membership;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.Op;

@@ -71,7 +71,7 @@ class KernelNoticesTest {
    */
   @Test
   void noNoticeIsLostWhileCommitsComeAndGo() throws Throwable {
-    KernelNotices notices = new KernelNotices(new io.etcfs.core.format.FsKeys("t"));
+    KernelNotices notices = new KernelNotices(new io.etcfs.core.fs.meta.FsKeys("t"));
     java.util.concurrent.atomic.AtomicInteger delivered =
         new java.util.concurrent.atomic.AtomicInteger();
     notices.setSink(new KernelCache() {
@@ -100,7 +100,7 @@ class KernelNoticesTest {
     }
     int events = 5000;
     try {
-      byte[] key = new io.etcfs.core.format.FsKeys("t").inode(42);
+      byte[] key = new io.etcfs.core.fs.meta.FsKeys("t").inode(42);
       for (int i = 1; i <= events; i++) {
         notices.onEvents(List.of(new io.etcfs.spi.meta.WatchEvent(
             io.etcfs.spi.meta.WatchEvent.Type.PUT,

@@ -1,7 +1,7 @@
 package io.etcfs.alloc.arena.internal;
 
-import io.etcfs.etcd.internal.EtcdMetaStore;
-import io.etcfs.etcd.internal.EtcdSettings;
+import io.etcfs.etcd.client.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdSettings;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.testing.EtcdCluster;
 import io.etcfs.testing.EtcdExtension;

@@ -1,6 +1,6 @@
 package io.etcfs.core.fs.cache;
 
-import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.fs.meta.Codec;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;

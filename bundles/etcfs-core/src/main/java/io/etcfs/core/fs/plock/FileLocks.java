@@ -1,6 +1,6 @@
 package io.etcfs.core.fs.plock;
 
-import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.vfs.Errno;
 import io.etcfs.spi.vfs.FsException;

@@ -1,6 +1,6 @@
 package io.etcfs.core.fs.plock;
 
-import io.etcfs.core.format.FsKeys;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.spi.fencing.Membership;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.vfs.Errno;

@@ -3,8 +3,8 @@ package io.etcfs.lock.etcd.internal;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.etcfs.etcd.internal.EtcdMetaStore;
-import io.etcfs.etcd.internal.EtcdSettings;
+import io.etcfs.etcd.client.EtcdMetaStore;
+import io.etcfs.etcd.client.EtcdSettings;
 import io.etcfs.spi.lock.HeldLock;
 import io.etcfs.spi.lock.LockMode;
 import io.etcfs.spi.meta.Compare;

@@ -1,4 +1,4 @@
-package io.etcfs.etcd.internal;
+package io.etcfs.etcd.client;
 
 import java.net.URI;
 import java.net.URISyntaxException;

@@ -1,4 +1,4 @@
-package io.etcfs.etcd.internal;
+package io.etcfs.etcd.client;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;

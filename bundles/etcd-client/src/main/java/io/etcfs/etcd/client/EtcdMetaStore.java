@@ -1,6 +1,6 @@
-package io.etcfs.etcd.internal;
+package io.etcfs.etcd.client;
 
-import static io.etcfs.etcd.internal.JetcdConversions.bytes;
+import static io.etcfs.etcd.client.JetcdConversions.bytes;
 
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.kv.GetResponse;

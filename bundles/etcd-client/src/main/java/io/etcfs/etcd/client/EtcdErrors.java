@@ -1,4 +1,4 @@
-package io.etcfs.etcd.internal;
+package io.etcfs.etcd.client;
 
 import io.etcd.jetcd.common.exception.CompactedException;
 import io.etcd.jetcd.common.exception.EtcdException;

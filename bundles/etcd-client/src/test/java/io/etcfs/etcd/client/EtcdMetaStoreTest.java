@@ -1,4 +1,4 @@
-package io.etcfs.etcd.internal;
+package io.etcfs.etcd.client;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

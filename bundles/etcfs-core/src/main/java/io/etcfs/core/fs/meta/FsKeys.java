@@ -1,4 +1,4 @@
-package io.etcfs.core.format;
+package io.etcfs.core.fs.meta;
 
 import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.Keys;

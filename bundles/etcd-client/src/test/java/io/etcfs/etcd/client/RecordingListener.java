@@ -1,4 +1,4 @@
-package io.etcfs.etcd.internal;
+package io.etcfs.etcd.client;
 
 import io.etcfs.spi.meta.MetaStoreException;
 import io.etcfs.spi.meta.WatchEvent;
