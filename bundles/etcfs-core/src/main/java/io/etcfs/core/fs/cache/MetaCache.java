@@ -238,6 +238,7 @@ public final class MetaCache implements KvSource {
    * the commit can concern them, and every later one inserts them (they are mirrored), so there
    * is nothing for the watch to catch up with first, unlike {@link #completeScope}. Nor while a
    * committer's dropped keys are missing ({@link #droppedUnshown}): the scope may hold one.
+   * {@code scope} may be null: only the keys are primed absent.
    */
   public void primeNew(byte[] scope, List<byte[]> absent, long revision, long token) {
     synchronized (scopes) {
@@ -250,8 +251,16 @@ public final class MetaCache implements KvSource {
           keys.putIfAbsent(k, new Entry(Optional.empty(), revision));
         }
       }
-      complete.add(str(scope));
+      if (scope != null) {
+        complete.add(str(scope));
+      }
     }
+  }
+
+  /** Whether memory holds {@code key} as absent (not: not cached), asking nobody. */
+  public boolean knownAbsent(byte[] key) {
+    Entry hit = keys.get(str(key));
+    return hit != null && hit.kv.isEmpty();
   }
 
   @Override
