@@ -32,7 +32,7 @@ final class LockRows {
       queue.sort(Comparator.comparingLong(KeyValue::createRevision));
       for (KeyValue kv : queue) {
         LockMode mode = LockKeys.mode(kv);
-        out.add(new ClusterLock(inode, mode, EtcdLockService.granted(queue, kv, mode), false,
+        out.add(new ClusterLock(inode, mode, LockQueue.granted(queue, kv, mode), false,
             LockKeys.node(kv), kv.createRevision(), Long.toHexString(kv.lease())));
       }
     });

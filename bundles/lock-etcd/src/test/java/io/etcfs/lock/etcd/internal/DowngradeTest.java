@@ -143,7 +143,7 @@ class DowngradeTest {
 
   /**
    * Within the clean period, a reader's request recalls the clean lock as any other (a change
-   * in place on that path is not done: see EtcdLockService.deliver).
+   * in place on that path is not done: see Recalls.deliver).
    */
   @Test
   void aReadersRequestWithinTheCleanPeriodRecallsTheLock() throws Exception {

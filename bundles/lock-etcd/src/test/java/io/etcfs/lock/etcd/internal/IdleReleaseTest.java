@@ -97,7 +97,7 @@ class IdleReleaseTest {
     assertTrue(mostAtOnce.get() <= EtcdLockService.IDLE_RELEASERS,
         mostAtOnce.get() + " releases at once");
     // at most GIVE_BACK_MAX a transaction; the timer's ticks may cut a few more batches
-    assertTrue(releaseCommits.get() <= 3 * (count / EtcdLockService.GIVE_BACK_MAX + 1),
+    assertTrue(releaseCommits.get() <= 3 * (count / IdleRelease.GIVE_BACK_MAX + 1),
         releaseCommits.get() + " transactions for " + count + " locks");
   }
 

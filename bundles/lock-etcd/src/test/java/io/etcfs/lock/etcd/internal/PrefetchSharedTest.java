@@ -111,7 +111,7 @@ class PrefetchSharedTest {
   void aBatchIsCutAtTheTransactionBound() {
     EtcdLockService reader = node("reader");
     List<HeldLock> got = reader.prefetchShared(LongStream.range(0x100, 0x200).boxed().toList());
-    assertEquals(EtcdLockService.PREFETCH_MAX, got.size());
+    assertEquals(Prefetch.PREFETCH_MAX, got.size());
   }
 
   /**
