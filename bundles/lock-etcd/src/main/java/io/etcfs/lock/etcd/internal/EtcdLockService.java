@@ -36,8 +36,9 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * {@code "S <node>"} or {@code "X <node>"}. Keys of one inode queue in create-revision order:
  * an exclusive request is granted when no key precedes it, a shared one when only shared keys
  * precede it — first come, first served, so a stream of readers cannot starve a writer. The key's
- * create revision is the fencing token; {@link #guards} compares it, so a commit made under a
- * lock that has since gone (session lapsed, lock released) is rejected by etcd.
+ * create revision is the fencing token. A commit made under a lock that has since gone (session
+ * lapsed, lock released) is refused by the core's inode fence, whatever the backend (SPI lock
+ * 3.0; docs/ARCHITECTURE.md, "Who owns what"), not by this backend.
  *
  * <p>One watch on {@code locks/} serves both sides: a waiter re-reads its inode's queue when it
  * changes, and a holder that sees a conflicting key queued behind its own is recalled — no

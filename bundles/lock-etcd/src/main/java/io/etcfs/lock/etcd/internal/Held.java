@@ -27,8 +27,9 @@ final class Held {
    */
   volatile boolean batched;
   /**
-   * Being made shared in place ({@link Downgrades#downgrade}); {@link #dirty} refuses it meanwhile
-   * (guarded by this object's monitor).
+   * Being made shared in place ({@link Downgrades#downgrade}), which the core agreed to
+   * ({@code RecallHandler.downgrading}: it buffers nothing more under the lock) (guarded by this
+   * object's monitor).
    */
   volatile boolean demoting;
   /** Conflicting requests (by fencing token) seen queued behind this lock, for the shell. */

@@ -153,8 +153,8 @@ final class LockWatch implements WatchListener {
         recalls.recall(h, mode(e.kv()));
       }
     }
-    // Only now, with the table showing these events: awaitView and attributesFrom take a
-    // revision here as a promise about the table.
+    // Only now, with the table showing these events: awaitApplied takes a revision here as a
+    // promise about the table.
     applied.accumulateAndGet(newest, Math::max);
     locks.wakeAll();
   }
