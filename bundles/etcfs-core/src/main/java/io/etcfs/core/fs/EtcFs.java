@@ -74,6 +74,10 @@ public final class EtcFs implements Vfs, AutoCloseable {
       Supplier<Allocator> allocator, Supplier<LockService> lockService, BlockDevice device,
       int blockSize, long bufferBytes, Duration lockWait) {
     this.ctx = new Ctx(store, new FsKeys(fsName), membership, allocator, device, blockSize);
+    // Every commit compares the record as it is now: it changes only when the cluster switches
+    // its lock backend or allocator (TxRunner#guardStrategy).
+    ctx.store.get(ctx.keys.record())
+        .ifPresent(kv -> ctx.tx.guardStrategy(ctx.keys.record(), kv.modRevision()));
     this.watch = new CacheWatch(ctx.store, ctx.keys, ctx.cache);
     Extents extents = new Extents(ctx);
     this.extentsOf = extents;

@@ -57,11 +57,32 @@ public final class TxRunner {
   private final MetaStore store;
   private final MetaCache cache;
   private final Membership membership;
+  /** The filesystem record's key, once {@link #guardStrategy} was called. */
+  private volatile byte[] recordKey;
+  /** The record's mod revision this node runs under; 0: no strategy guard. */
+  private volatile long strategyRevision;
 
   public TxRunner(MetaStore store, MetaCache cache, Membership membership) {
     this.store = store;
     this.cache = cache;
     this.membership = membership;
+  }
+
+  /**
+   * From now on every commit also compares the filesystem record's mod revision with {@code
+   * revision}: the record names the lock backend and allocator the cluster uses and changes only
+   * when they are switched (issue #15), so nothing this node does under the backends it started
+   * with can commit once the cluster has switched, whether or not this node has noticed yet.
+   * Called again with the new revision when this node follows a switch.
+   */
+  public void guardStrategy(byte[] recordKey, long revision) {
+    this.recordKey = recordKey;
+    this.strategyRevision = revision;
+  }
+
+  /** The record revision commits compare, or 0 if none. */
+  public long strategyRevision() {
+    return strategyRevision;
   }
 
   /** Fails with EIO once this node is fenced: it must change nothing any more. */
@@ -110,6 +131,7 @@ public final class TxRunner {
         return result;
       }
       checkMember(what);
+      checkStrategy(what);
       backoff(attempt);
     }
     throw new FsException(Errno.EIO, what + ": still conflicting after " + MAX_ATTEMPTS
@@ -177,7 +199,7 @@ public final class TxRunner {
     List<Part<?>> alone = new ArrayList<>();
     List<Part<?>> together = new ArrayList<>();
     List<MetaTx> txs = new ArrayList<>();
-    int ops = 1; // the generation guard
+    int ops = 2; // the generation and strategy guards
     for (Part<?> p : parts) {
       MetaTx tx = new MetaTx(cache);
       if (!attempt(p, tx)) {
@@ -265,6 +287,10 @@ public final class TxRunner {
   private long commit(String what, List<MetaTx> txs) throws FsException {
     List<Compare> extra = new ArrayList<>();
     extra.add(Compare.createRevision(membership.memberKey(), membership.generation()));
+    long strategy = strategyRevision;
+    if (strategy > 0) {
+      extra.add(Compare.modRevision(recordKey, strategy));
+    }
     io.etcfs.spi.meta.Txn txn = MetaTx.together(txs, extra);
     if (txn.size() > MAX_TXN_OPS) {
       throw new FsException(Errno.EIO, what + ": " + txn.size() + " operations, more than etcd"
@@ -304,6 +330,30 @@ public final class TxRunner {
     if (me.isEmpty() || me.get().createRevision() != membership.generation()) {
       throw new FsException(Errno.EIO, what + ": node " + membership.nodeName()
           + " is no longer a member with generation " + membership.generation());
+    }
+  }
+
+  /**
+   * A failed commit may have failed on the strategy guard: then the cluster switched backends
+   * and this node has not followed (its commits cannot apply until it does). The record is read
+   * from the cache, which the watch keeps current: no round trip per conflict.
+   */
+  private void checkStrategy(String what) throws FsException {
+    long mine = strategyRevision;
+    if (mine == 0) {
+      return;
+    }
+    Optional<KeyValue> record;
+    try {
+      record = cache.get(recordKey);
+    } catch (MetaStoreException e) {
+      throw storeFailure(what, e);
+    }
+    long now = record.map(KeyValue::modRevision).orElse(0L);
+    if (now != mine && strategyRevision == mine) {
+      throw new FsException(Errno.EIO, what + ": the filesystem record changed at revision "
+          + now + " (a switch of lock backend or allocator); node " + membership.nodeName()
+          + " still runs under revision " + mine + " and commits nothing until it follows");
     }
   }
 
