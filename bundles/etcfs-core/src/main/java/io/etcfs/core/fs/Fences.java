@@ -18,8 +18,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Per exclusive grant, one {@link Fence}. It is <em>raised</em> — the record put naming this
  * grant — before anything is buffered under the grant ({@link #dirty}), by the first commit
  * under it ({@link #commit}), or by the transaction that creates the inode ({@link #forCreate}).
- * A create that commits everything the file holds writes no record: an absent record is clean
- * and raised by nobody, and the creator's grant raises at its first change like any other.
  * Every commit under the grant reads the record in its transaction, so the commit compares it,
  * and goes on only if it names this grant. So a holder that lost its lock commits nothing once
  * another holder raised, and two holders' commits are ordered by their raises. A raise is
@@ -85,28 +83,18 @@ final class Fences {
   }
 
   /**
-   * The fence {@code mine} of the transaction that created {@code lock}'s inode ({@link
-   * #forCreate}): raised from the start if dirty; if clean the create wrote no record, so it is
-   * raised, as for any grant, before the first change.
+   * The fence {@code mine}, put by the transaction that created {@code lock}'s inode: raised
+   * from the start.
    */
   Fence created(HeldLock lock, InodeFence mine) {
-    Fence f = new Fence(lock, mine, !mine.clean());
+    Fence f = new Fence(lock, mine, true);
     byInode.put(lock.inode(), f);
     return f;
   }
 
-  /**
-   * For the transaction creating {@code ino}: puts {@code mine} dirty, raised with the create.
-   * A clean create (it commits everything the file holds) puts nothing: no earlier holder can
-   * have committed anything to a new inode, so there is nothing to fence off yet, and an absent
-   * record reads as clean everywhere — one key, and one watch event on every node, less per
-   * file of a {@code tar x}. The cache watch knows it absent from the create on ({@code
-   * CacheWatch.primeNewInodes}), so readers elsewhere tell it from a fence not seen yet.
-   */
+  /** For the transaction creating {@code ino}: puts {@code mine}, raised with the create. */
   void forCreate(MetaTx tx, long ino, InodeFence mine) {
-    if (!mine.clean()) {
-      tx.put(ctx.keys.inodeFence(ino), mine.value());
-    }
+    tx.put(ctx.keys.inodeFence(ino), mine.value());
   }
 
   /** The fence of {@code lock}, or null if it is not an exclusive grant this node knows. */

@@ -510,7 +510,7 @@ final class InodeLocks implements RecallHandler {
     if (!writer) {
       switch (s.writerElsewhere(ino)) {
         case NONE -> { }
-        case HOLDING -> writer = !cleanOrAbsent(ino, fence);
+        case HOLDING -> writer = fence == null || !fence.clean();
         case WAITING -> writer = true;
         case UNKNOWN -> {
           fence = storedFence(ino);
@@ -547,16 +547,6 @@ final class InodeLocks implements RecallHandler {
       forgetCached(ino); // the cache cannot say it is that new
     }
     return kv.map(v -> io.etcfs.spi.fs.InodeFence.decode(v.value())).orElse(null);
-  }
-
-  /**
-   * Whether the holder of {@code ino}'s lock elsewhere has nothing buffered, as far as this
-   * node's cache shows: its fence {@code fence} (from the cache) is clean, or the cache knows
-   * there is none — a clean create writes none ({@link Fences#forCreate}), and every holder
-   * raises one before it buffers anything. Not cached at all is not clean.
-   */
-  private boolean cleanOrAbsent(long ino, io.etcfs.spi.fs.InodeFence fence) {
-    return fence != null ? fence.clean() : ctx.cache.knownAbsent(ctx.keys.inodeFence(ino));
   }
 
   /** A fence another holder raised and did not declare clean; not this incarnation's own. */
@@ -1007,7 +997,7 @@ final class InodeLocks implements RecallHandler {
       }
       return switch (s.writerElsewhere(ino)) {
         case NONE -> true;
-        case HOLDING -> cleanOrAbsent(ino, fence);
+        case HOLDING -> fence != null && fence.clean();
         case WAITING, UNKNOWN -> false;
       };
     } catch (NoWait.WouldBlock e) {

@@ -410,51 +410,6 @@ class DelegationTest {
   }
 
   /**
-   * A create that carries everything its file holds writes no inode fence: absent is clean and
-   * raised by nobody (one key, and one watch event on every node, less per file). Another node
-   * states such a file without a recall while its creator keeps the lock; the creator's next
-   * write raises the fence dirty, as any grant's first change does, and from then on the other
-   * node takes the lock to state it.
-   */
-  @Test
-  void aCarriedCreateWritesNoFenceAndTheNextWriteRaisesIt() throws Throwable {
-    delegateByCreates();
-    slow.delayMs = 10;
-    java.util.List<Long> inodes = new java.util.ArrayList<>();
-    long carried0 = a.fs.stats().carriedCreates();
-    for (int i = 0; i < 20; i++) {
-      OpenFile f = a.fs.create(d, "q" + i, 0644, 2, ROOT);
-      f.write(ByteBuffer.wrap(("quiet " + i).getBytes(java.nio.charset.StandardCharsets.UTF_8)),
-          0);
-      f.release();
-      inodes.add(f.ino());
-    }
-    a.fs.statfs(); // waits for the queue
-    long carried = a.fs.stats().carriedCreates() - carried0;
-    java.util.List<Long> fenced = inodes.stream()
-        .filter(ino -> fx.store.get(fx.keys.inodeFence(ino)).isPresent()).toList();
-    assertTrue(carried > 0, "no create carried its data");
-    assertEquals(20 - carried, fenced.size(), "fences written: " + fenced);
-    long ino = inodes.stream().filter(i -> !fenced.contains(i)).findFirst().orElseThrow();
-
-    b.fs.lookup(d, "q0", ROOT); // recalls d's delegation: the one recall
-    long recalls = a.fs.stats().recalls();
-    assertEquals(("quiet " + inodes.indexOf(ino)).length(), b.fs.getattr(ino).size());
-    assertEquals(recalls, a.fs.stats().recalls(), "b stated a file without a fence by a recall");
-    assertTrue(a.fs.activeInodes().contains(ino), "a keeps the lock its create was granted");
-
-    OpenFile w = a.fs.open(ino, 2, ROOT);
-    w.write(ByteBuffer.wrap("0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.UTF_8)),
-        0);
-    io.etcfs.spi.fs.InodeFence raised = io.etcfs.spi.fs.InodeFence.decode(
-        fx.store.get(fx.keys.inodeFence(ino)).orElseThrow().value());
-    assertTrue(!raised.clean() && raised.node().equals("a"), "raised: " + raised);
-    TwoNodesTest.eventually(() -> assertEquals(16, b.fs.getattr(ino).size()));
-    assertTrue(a.fs.stats().recalls() > recalls, "b stated a dirty file without a recall");
-    w.release();
-  }
-
-  /**
    * tar x makes a directory in one it is filling: the mkdir commits at once, beside the creates
    * queued there, not after them (one round trip, not two), and everything ends up as if in
    * order. A mkdir of a name whose unlink is queued still waits for it.

@@ -125,20 +125,16 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
    * round trip here; and, for a directory, no entries and no times key, so its entry scope is
    * complete from then on: every look-up in it (another node's {@code git status} or {@code
    * find} of a tree this node saw made) is answered from memory, where each directory's first
-   * one read its whole scope; and no inode fence unless its creating transaction wrote one (a
-   * create that commits everything the file holds writes none: absent is clean and unraised),
-   * so that a reader here tells such a file from one whose fence it has not seen. Sound for the
-   * reasons {@link MetaCache#primeNew} gives — no
+   * one read its whole scope. Sound for the reasons {@link MetaCache#primeNew} gives — no
    * revision before the create can hold a key of the new inode, and every later event inserts
    * its keys (they are mirrored) — once the events of this batch are applied, and only if no
    * drop raced since {@code token}, taken before they were (a drop may have removed a key of
    * the new directory this batch inserted).
    */
   private void primeNewInodes(List<WatchEvent> events, long token) {
-    java.util.Map<Long, Long> fresh = new java.util.HashMap<>();
+    java.util.Set<Long> fresh = new java.util.HashSet<>();
     java.util.Map<Long, Long> dirs = new java.util.HashMap<>();
     java.util.Set<Long> withXattrs = new java.util.HashSet<>();
-    java.util.Set<Long> withFence = new java.util.HashSet<>();
     for (WatchEvent e : events) {
       String rel = keys.relative(e.kv().keyString());
       long ino = inoOf(rel);
@@ -147,12 +143,10 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
       }
       if (rel.charAt(0) == 'x') {
         withXattrs.add(ino);
-      } else if (rel.charAt(0) == 'f') {
-        withFence.add(ino);
       } else if (rel.charAt(0) == 'i' && e.type() == WatchEvent.Type.PUT
           && e.kv().createRevision() == e.kv().modRevision()
           && e.kv().modRevision() > cache.liveFrom()) { // not one replayed from before the start
-        fresh.put(ino, e.kv().modRevision());
+        fresh.add(ino);
         if (isDirectory(e.kv().value())) {
           dirs.put(ino, e.kv().modRevision());
         }
@@ -162,13 +156,9 @@ public final class CacheWatch implements WatchListener, AutoCloseable {
       cache.primeNew(keys.direntPrefix(d.getKey()), List.of(keys.dirTimes(d.getKey())),
           d.getValue(), token);
     }
-    for (var f : fresh.entrySet()) {
-      if (!withFence.contains(f.getKey())) {
-        cache.primeNew(null, List.of(keys.inodeFence(f.getKey())), f.getValue(), token);
-      }
-      if (!withXattrs.contains(f.getKey())) {
-        cache.putGroupIfAbsent(MetaCache.xattrsSlot(f.getKey()), java.util.Map.of());
-      }
+    fresh.removeAll(withXattrs);
+    for (long ino : fresh) {
+      cache.putGroupIfAbsent(MetaCache.xattrsSlot(ino), java.util.Map.of());
     }
   }
 

@@ -238,7 +238,6 @@ public final class MetaCache implements KvSource {
    * the commit can concern them, and every later one inserts them (they are mirrored), so there
    * is nothing for the watch to catch up with first, unlike {@link #completeScope}. Nor while a
    * committer's dropped keys are missing ({@link #droppedUnshown}): the scope may hold one.
-   * {@code scope} may be null: only the keys are primed absent.
    */
   public void primeNew(byte[] scope, List<byte[]> absent, long revision, long token) {
     synchronized (scopes) {
@@ -251,16 +250,8 @@ public final class MetaCache implements KvSource {
           keys.putIfAbsent(k, new Entry(Optional.empty(), revision));
         }
       }
-      if (scope != null) {
-        complete.add(str(scope));
-      }
+      complete.add(str(scope));
     }
-  }
-
-  /** Whether memory holds {@code key} as absent (not: not cached), asking nobody. */
-  public boolean knownAbsent(byte[] key) {
-    Entry hit = keys.get(str(key));
-    return hit != null && hit.kv.isEmpty();
   }
 
   @Override
