@@ -251,6 +251,29 @@ public abstract class AllocatorContract {
     assertOwners(Map.of(13L, kept));
   }
 
+  /**
+   * An allocator first started on a filesystem another allocator has used (a switch of
+   * allocator, or a rebuild): whatever the ownership records name is in use, whoever allocated
+   * it, and everything else is free.
+   */
+  @Test
+  void blocksOwnedBeforeTheAllocatorFirstRanAreNeverHandedOut() throws Exception {
+    Keyspace space = Keyspace.of(fs);
+    List<Extent> owned = List.of(new Extent(FIRST_BLOCK + 3, 5),
+        new Extent(FIRST_BLOCK + BLOCKS_PER_ARENA + 10, 40),
+        new Extent(FIRST_BLOCK + 3 * BLOCKS_PER_ARENA, BLOCKS_PER_ARENA));
+    Txn txn = new Txn();
+    long ino = 100;
+    for (Extent e : owned) {
+      BlockOwner o = new BlockOwner(e.start(), e.length(), ino++);
+      txn.then(Op.put(o.key(space), o.value()));
+    }
+    assertTrue(store().commit(txn).succeeded());
+    List<Extent> got = node("a").allocateAll(8);
+    assertEquals(total() - blocks(owned), blocks(got), "everything the records do not name");
+    assertDisjointInsideTheDataArea(concat(owned, got));
+  }
+
   private void crash(Node n) {
     n.crashed = true;
     crash(n.allocator);

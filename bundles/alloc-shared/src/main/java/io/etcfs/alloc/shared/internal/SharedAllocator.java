@@ -58,6 +58,8 @@ public final class SharedAllocator implements Allocator {
   static final long MAX_RECORD = 1 << 16;
   /** Free extents one allocation transaction takes at most (two operations each). */
   private static final int MAX_PICK = 32;
+  /** etcd's default limit of operations in one transaction (--max-txn-ops). */
+  private static final int MAX_INIT_OPS = 128;
   /** Tries of a transaction that lost to another node's before it gives up. */
   private static final int MAX_TRIES = 10_000;
 
@@ -110,18 +112,44 @@ public final class SharedAllocator implements Allocator {
         .value());
     this.firstBlock = record.firstBlock();
     this.total = record.arenas() * record.blocksPerArena();
-    initialise();
+    initialise(space);
     // What an earlier instance of this incarnation allocated and never committed is free again:
     // nothing here knows of it (a crash, or the bundle restarted).
     SharedRecovery.release(store, map, membership, membership.nodeName(),
         membership.generation());
   }
 
-  /** The first node to use the map creates it: the whole data area, one free extent. */
-  private void initialise() {
-    store.commit(new Txn().when(Compare.absent(map.version()))
-        .then(Op.put(map.version(), FreeMap.bytes("0")))
-        .then(Op.put(map.free(firstBlock), FreeMap.bytes(Long.toString(total)))));
+  /**
+   * The first node to use the map creates it: the data area minus what the block ownership
+   * records say is in use — all of it on a new filesystem, less on one used with another
+   * allocator (a switch, issue #15). The records cannot change under the read: they are written
+   * only by commits of extents an allocator handed out, and none is handing any out — this one
+   * has no map yet, and another allocator is never in use beside it (the record names one, and
+   * every commit compares the record).
+   */
+  private void initialise(Keyspace space) {
+    if (store.get(map.version()).isPresent()) {
+      return;
+    }
+    Runs free = Runs.of(List.of(new Extent(firstBlock, total)));
+    for (KeyValue kv : store.prefix(BlockOwner.prefix(space), 0).kvs()) {
+      BlockOwner o = BlockOwner.decode(space, kv.key(), kv.value());
+      if (o != null) {
+        free.remove(new Extent(o.start(), o.length()));
+      }
+    }
+    List<Extent> extents = free.extents();
+    if (extents.size() + 2 > MAX_INIT_OPS) { // the compare, the version, the extents
+      throw new IllegalStateException("the shared free map cannot be created: the free space"
+          + " is in " + extents.size() + " pieces, more than one transaction takes ("
+          + (MAX_INIT_OPS - 2) + ")");
+    }
+    Txn txn = new Txn().when(Compare.absent(map.version()))
+        .then(Op.put(map.version(), FreeMap.bytes("0")));
+    for (Extent e : extents) {
+      txn.then(Op.put(map.free(e.start()), FreeMap.bytes(Long.toString(e.length()))));
+    }
+    store.commit(txn); // lost to another node's creation: that map is the same
   }
 
   @Deactivate
