@@ -1,7 +1,7 @@
 package io.etcfs.core.format;
 
-import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.device.FileBlockDevice;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;

@@ -1,8 +1,8 @@
 package io.etcfs.core.format;
 
-import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.device.FileBlockDevice;
 import io.etcfs.core.fs.meta.Codec;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.fs.meta.Inode;
 import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.meta.Compare;

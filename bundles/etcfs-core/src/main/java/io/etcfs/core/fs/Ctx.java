@@ -1,7 +1,7 @@
 package io.etcfs.core.fs;
 
-import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.fs.cache.MetaCache;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.fs.tx.TxRunner;
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.blockdev.BlockDevice;

@@ -1,12 +1,12 @@
 package io.etcfs.core.fs;
 
-import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.fs.cache.CacheWatch;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.fs.plock.PosixLocks;
 import io.etcfs.spi.alloc.Allocator;
-import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.blockdev.BlockDevice;
 import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.lock.LockService;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.vfs.Attr;
 import io.etcfs.spi.vfs.Caller;

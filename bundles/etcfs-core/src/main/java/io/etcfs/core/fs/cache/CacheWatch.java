@@ -1,7 +1,7 @@
 package io.etcfs.core.fs.cache;
 
-import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.core.fs.meta.Codec;
+import io.etcfs.core.fs.meta.FsKeys;
 import io.etcfs.spi.meta.Keys;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.MetaStoreException;
