@@ -36,7 +36,8 @@ class BundleBoundaryTest {
     int status = jdeps.run(new PrintWriter(out), new PrintWriter(out), "-verbose:package",
         classes.toString());
     assertEquals(0, status, out.toString());
-    Matcher m = Pattern.compile("(?m)^\\s+(\\S+)\\s+->\\s+(io\\.etcfs\\.\\S+)").matcher(out.toString());
+    Matcher m = Pattern.compile("(?m)^\\s+(\\S+)\\s+->\\s+(io\\.etcfs\\.\\S+)")
+        .matcher(out.toString());
     Set<String> used = new TreeSet<>();
     Set<String> forbidden = new TreeSet<>();
     while (m.find()) {

@@ -67,7 +67,8 @@ class FormatterTest {
   void refusesToReplaceAFilesystemWithLiveMembersEvenWhenForced() throws Exception {
     Path dev = tmp.resolve("a.img");
     format(dev, 1L << 30, "a", false);
-    store.commit(new Txn().then(Op.put(Keyspace.of("a").bytes(Keyspace.MEMBERS + "n1"), Keys.of("host=x"))));
+    store.commit(new Txn().then(
+        Op.put(Keyspace.of("a").bytes(Keyspace.MEMBERS + "n1"), Keys.of("host=x"))));
     FormatException e = assertThrows(FormatException.class, () -> format(dev, 0, "a", true));
     assertEquals("filesystem 'a' has live members (n1): unmount them first", e.getMessage());
   }
