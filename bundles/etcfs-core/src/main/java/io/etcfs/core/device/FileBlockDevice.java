@@ -29,12 +29,26 @@ public final class FileBlockDevice implements BlockDevice {
   private static final int S_IFMT = 0170000;
   private static final int S_IFBLK = 0060000;
 
-  private final FileChannel channel;
+  private static final java.util.logging.Logger LOG =
+      java.util.logging.Logger.getLogger(FileBlockDevice.class.getName());
+
+  /**
+   * Replaced when an interrupt closed it: a FileChannel closes itself for every thread when one
+   * thread is interrupted in its I/O (a plug-in stopping its threads with {@code shutdownNow}
+   * while one of them commits a recalled file's data), and the node would lose its device.
+   */
+  private volatile FileChannel channel;
+  private final Path path;
+  private final OpenOption[] options;
+  private volatile boolean closed;
   private final long size;
   private final boolean direct;
   private final ThreadLocal<ByteBuffer> bounce;
 
-  private FileBlockDevice(FileChannel channel, long size, boolean direct) {
+  private FileBlockDevice(Path path, OpenOption[] options, FileChannel channel, long size,
+      boolean direct) {
+    this.path = path;
+    this.options = options;
     this.channel = channel;
     this.size = size;
     this.direct = direct;
@@ -61,8 +75,50 @@ public final class FileBlockDevice implements BlockDevice {
     if (direct) {
       options.add(com.sun.nio.file.ExtendedOpenOption.DIRECT);
     }
-    FileChannel ch = FileChannel.open(path, options.toArray(new OpenOption[0]));
-    return new FileBlockDevice(ch, sizeOf(ch), direct);
+    OpenOption[] opts = options.toArray(new OpenOption[0]);
+    FileChannel ch = FileChannel.open(path, opts);
+    return new FileBlockDevice(path, opts, ch, sizeOf(ch), direct);
+  }
+
+  /** One call on the channel. */
+  private interface Io {
+    long on(FileChannel ch) throws IOException;
+  }
+
+  /**
+   * Runs {@code op} on the channel, uninterruptibly: if an interrupt of this or another thread
+   * closed the channel meanwhile, it is opened again and {@code op} runs again (a positional
+   * read or write of the same bytes, which may repeat), and this thread's interrupt is kept for
+   * its caller. Only {@link #close} ends the device.
+   */
+  private long io(Io op) throws IOException {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        FileChannel ch = channel;
+        try {
+          return op.on(ch);
+        } catch (java.nio.channels.ClosedChannelException e) {
+          if (closed) {
+            throw e;
+          }
+          interrupted |= Thread.interrupted();
+          reopen(ch, e);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private synchronized void reopen(FileChannel broken, IOException why) throws IOException {
+    if (channel == broken && !closed) {
+      channel = FileChannel.open(path, options);
+      LOG.warning("device " + path + " opened again: an interrupt closed its channel (" + why
+          + ")");
+    }
   }
 
   private static boolean isBlockDevice(Path path) throws IOException {
@@ -96,7 +152,8 @@ public final class FileBlockDevice implements BlockDevice {
     }
     int total = 0;
     while (dst.hasRemaining()) {
-      int n = channel.read(dst, offset + total);
+      long at = offset + total;
+      int n = (int) io(ch -> ch.read(dst, at));
       if (n < 0) {
         break;
       }
@@ -113,7 +170,8 @@ public final class FileBlockDevice implements BlockDevice {
     }
     long pos = offset;
     while (src.hasRemaining()) {
-      pos += channel.write(src, pos);
+      long at = pos;
+      pos += io(ch -> ch.write(src, at));
     }
   }
 
@@ -165,7 +223,8 @@ public final class FileBlockDevice implements BlockDevice {
       b.position(0).limit(span);
       long pos = from;
       while (b.hasRemaining()) {
-        pos += channel.write(b, pos);
+        long at = pos;
+        pos += io(ch -> ch.write(b, at));
       }
       offset += len;
     }
@@ -179,7 +238,8 @@ public final class FileBlockDevice implements BlockDevice {
   private int fillInto(ByteBuffer b, long from) throws IOException {
     int got = 0;
     while (b.hasRemaining()) {
-      int n = channel.read(b, from + got);
+      long at = from + got;
+      int n = (int) io(ch -> ch.read(b, at));
       if (n <= 0) {
         break;
       }
@@ -194,11 +254,15 @@ public final class FileBlockDevice implements BlockDevice {
 
   @Override
   public void flush() throws IOException {
-    channel.force(false);
+    io(ch -> {
+      ch.force(false);
+      return 0;
+    });
   }
 
   @Override
   public void close() throws IOException {
+    closed = true;
     channel.close();
   }
 }

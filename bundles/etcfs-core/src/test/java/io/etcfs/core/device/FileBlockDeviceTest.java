@@ -70,4 +70,41 @@ class FileBlockDeviceTest {
       assertArrayEquals(model, all.array(), "what direct I/O wrote, as buffered I/O sees it");
     }
   }
+
+  /**
+   * An interrupt of a thread in its device I/O closes a FileChannel for every thread; the device
+   * opens it again and the I/O goes through, so a plug-in stopping its threads (Hazelcast's
+   * recall threads at a lock-backend switch) does not cost the node its device.
+   */
+  @Test
+  void anInterruptedThreadsIoGoesThroughAndTheDeviceStaysOpen() throws Exception {
+    Path image = dir.resolve("i.img");
+    try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+      f.setLength(1 << 20);
+    }
+    for (boolean direct : new boolean[] {false, true}) {
+      try (FileBlockDevice d = FileBlockDevice.open(image, direct, false)) {
+        byte[] data = new byte[4096];
+        java.util.Arrays.fill(data, (byte) (direct ? 7 : 9));
+        Thread.currentThread().interrupt();
+        try {
+          d.write(ByteBuffer.wrap(data), 8192);
+          assertTrue(Thread.currentThread().isInterrupted(), "the interrupt is kept");
+        } finally {
+          Thread.interrupted();
+        }
+        ByteBuffer back = ByteBuffer.allocate(4096);
+        Thread t = new Thread(() -> {
+          try {
+            d.read(back, 8192);
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        });
+        t.start();
+        t.join();
+        assertArrayEquals(data, back.array(), "direct " + direct);
+      }
+    }
+  }
 }
