@@ -40,6 +40,9 @@ public final class NodeConfigs {
   private NodeConfigs() {}
 
   public static final String ETCD = "io.etcfs.etcd";
+  /** The PIDs of the lock backends and allocators, one of each configured on a node. */
+  static final Set<String> BACKEND_PIDS = Set.of("io.etcfs.lock.etcd",
+      "io.etcfs.lock.hazelcast", "io.etcfs.alloc.arena", "io.etcfs.alloc.shared");
   public static final String LOCK_ETCD = "io.etcfs.lock.etcd";
   public static final String LOCK_HAZELCAST = "io.etcfs.lock.hazelcast";
   public static final String ALLOC_ARENA = "io.etcfs.alloc.arena";
@@ -133,6 +136,10 @@ public final class NodeConfigs {
       String key = setting.substring(dot + 1, eq).strip();
       String value = setting.substring(eq + 1).strip();
       Hashtable<String, Object> config = configs.get(pid);
+      if (config == null && BACKEND_PIDS.contains(pid)) {
+        continue; // a backend this node does not run now: the node applies it if a live switch
+                  // starts it (the core's OsgiBinder reads the same variable)
+      }
       if (config == null) {
         throw new IllegalArgumentException(SETTINGS_ENV + ": no component '" + pid
             + "' on this node (configured: " + String.join(", ", new java.util.TreeSet<>(

@@ -123,6 +123,18 @@ class NodeConfigsTest {
     assertSame(c, NodeConfigs.withSettings(c, null));
   }
 
+  /**
+   * A setting for a backend the node does not run now is accepted and left to a live switch
+   * that starts it (the core reads the same variable then): the Hazelcast member's address on
+   * a node of a cluster that runs on etcd today.
+   */
+  @Test
+  void aSettingForABackendNotRunningIsKeptForASwitch() {
+    Map<String, Hashtable<String, Object>> c = NodeConfigs.withSettings(
+        NodeConfigs.of(spec(FenceSpec.NONE)), "io.etcfs.lock.hazelcast.address=10.0.0.5");
+    assertFalse(c.containsKey("io.etcfs.lock.hazelcast"), c.keySet().toString());
+  }
+
   @Test
   void aWrongComponentSettingIsNamedInOneLine() {
     String[][] cases = {

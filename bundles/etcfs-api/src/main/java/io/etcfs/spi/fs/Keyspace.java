@@ -38,6 +38,13 @@ public final class Keyspace {
   public static final String HAZELCAST = "hazelcast/";
   /** The shared free-extent map; the shared allocator's (1.2). */
   public static final String FREE_MAP = "freemap/";
+  /**
+   * A live switch of lock backend or allocator under way: its request and each node's answer;
+   * the core's (1.3).
+   */
+  public static final String SWITCH = "switch/";
+  /** The history of switches, one record per epoch, and when each node resumed (1.3). */
+  public static final String SWITCHES = "switches/";
 
   private final String name;
   private final String root;

@@ -127,6 +127,61 @@ public final class EtcFs implements Vfs, AutoCloseable {
     return Calls.run(ctx, "recover " + dead.node(), () -> sweep.recover(dead));
   }
 
+  /**
+   * A switch of lock backend or allocator begins here (issue #15): from now on calls that need
+   * an inode lock wait at the gate, and a commit that meets the switch's cutover waits for this
+   * node to follow it instead of failing ({@code awaitFollow}; not for a node that missed the
+   * switch and follows it at once, whose commits under the old backends must fail).
+   */
+  public void switchStop(boolean awaitFollow) {
+    ctx.tx.switching(awaitFollow);
+    locks.gate.close();
+  }
+
+  /**
+   * The drain of a switch, after {@link #switchStop}: every inode lock this node holds is let go
+   * as by a recall (kernel write-back, commit, release), so nothing is left to commit under the
+   * old backends at the cutover.
+   *
+   * @throws FsException naming what could not be committed or let go by {@code deadlineNanos}
+   */
+  public void switchDrain(long deadlineNanos) throws FsException {
+    locks.drain(deadlineNanos);
+  }
+
+  /** When the gate closed (epoch milliseconds): the start of this node's pause. */
+  public long switchStoppedAt() {
+    return locks.gate.closedAt();
+  }
+
+  /** Whether a switch holds this node's gate closed. */
+  public boolean switchStopped() {
+    return locks.gate.closed();
+  }
+
+  /**
+   * The cutover rewrote the filesystem record at {@code recordRevision}, and the new backends are
+   * bound: commits compare the new revision (a grant from before commits nothing), and the calls
+   * waiting at the gate go on under the new backends.
+   */
+  public void switchFollow(long recordRevision) throws FsException {
+    locks.attachBound();
+    ctx.tx.guardStrategy(ctx.keys.record(), recordRevision);
+    ctx.tx.switching(false);
+    locks.gate.open();
+  }
+
+  /** The switch rolled back: the gate opens on the backends this node never left. */
+  public void switchAbort() {
+    ctx.tx.switching(false);
+    locks.gate.open();
+  }
+
+  /** The revision of the filesystem record this node runs under (its backends). */
+  public long strategyRevision() {
+    return ctx.tx.strategyRevision();
+  }
+
   /** The POSIX-lock lease, while held (shell {@code leases}). */
   public List<io.etcfs.spi.lease.LeaseReport.Lease> leases() {
     return posixLocks.leases();

@@ -37,12 +37,18 @@ final class Fences {
     volatile boolean demoting;
     /** A commit found another holder's fence: nothing more is buffered or committed under it. */
     volatile boolean lost;
+    /**
+     * The filesystem record's revision when the lock was granted: the backends it came from. A
+     * grant from before a switch commits nothing after this node followed it (issue #15).
+     */
+    final long strategy;
 
-    Fence(HeldLock lock, InodeFence mine, boolean raised) {
+    Fence(HeldLock lock, InodeFence mine, boolean raised, long strategy) {
       this.lock = lock;
       this.mine = mine;
       this.raised = raised;
       this.clean = mine.clean();
+      this.strategy = strategy;
     }
   }
 
@@ -77,7 +83,7 @@ final class Fences {
 
   /** A new exclusive grant, not raised yet. */
   Fence granted(HeldLock lock) {
-    Fence f = new Fence(lock, next(false), false);
+    Fence f = new Fence(lock, next(false), false, ctx.tx.strategyRevision());
     byInode.put(lock.inode(), f);
     return f;
   }
@@ -87,7 +93,7 @@ final class Fences {
    * from the start.
    */
   Fence created(HeldLock lock, InodeFence mine) {
-    Fence f = new Fence(lock, mine, true);
+    Fence f = new Fence(lock, mine, true, ctx.tx.strategyRevision());
     byInode.put(lock.inode(), f);
     return f;
   }
@@ -121,7 +127,7 @@ final class Fences {
    * @throws LostException if another holder raised since this grant did: the lock is lost
    */
   boolean dirty(Fence f) throws FsException {
-    if (f.lost) {
+    if (f.lost || f.strategy != ctx.tx.strategyRevision()) {
       throw new LostException(f.lock.inode());
     }
     if (f.demoting) {
@@ -166,6 +172,11 @@ final class Fences {
    */
   void commit(MetaTx tx, Fence f, boolean declareClean) throws FsException {
     long ino = f.lock.inode();
+    if (f.strategy != ctx.tx.strategyRevision()) {
+      f.lost = true;
+      throw new FsException(Errno.EIO, "inode " + ino + ": its lock was granted by the backend"
+          + " the cluster switched away from; what was buffered under it cannot be committed");
+    }
     byte[] key = ctx.keys.inodeFence(ino);
     InodeFence now = decode(tx.get(key));
     if (f.mine.sameHolder(now)) {

@@ -110,6 +110,11 @@ final class InodeLocks implements RecallHandler {
   /** Holds {@code ino} in at least {@code mode}, waiting at most {@link #WAIT}. */
   HeldLock hold(long ino, LockMode mode) throws FsException {
     NoWait.check(); // a lock may take a round trip, or a recall elsewhere
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    HeldLock early = passGate(ino, mode, deadline);
+    if (early != null) {
+      return early; // the kernel's write-back for a hand-over: see goingLock
+    }
     LockService s = service();
     HeldLock queued = current.get(ino);
     if (queued != null && provisional(queued)) {
@@ -117,7 +122,6 @@ final class InodeLocks implements RecallHandler {
     }
     HeldLock lock;
     HeldLock before;
-    long deadline = System.nanoTime() + WAIT.toNanos();
     if (mode == LockMode.SHARED && !current.containsKey(ino)) {
       prefetch(s, ino);
     } else if (mode == LockMode.SHARED) {
@@ -130,8 +134,27 @@ final class InodeLocks implements RecallHandler {
       if (going != null) {
         return going;
       }
+      // Past the going lock: the kernel's write-back of a lock being let go by a switch's drain
+      // is served under that lock; anything that needs a lock waits for the switch to end,
+      // and then asks the backend bound after it.
+      if (gate.closed()) {
+        going = passGate(ino, mode, deadline);
+        if (going != null) {
+          return going;
+        }
+        s = service();
+      }
       try {
         lock = s.acquire(ino, mode, waitFor(ino, mode, deadline));
+      } catch (IllegalStateException e) {
+        if (gate.closed() || service.get() != s) {
+          // the backend was stopped by a switch while this call waited in it: ask the next
+          if (passGate(ino, mode, deadline) == null) {
+            s = service();
+          }
+          continue;
+        }
+        throw e;
       } catch (LockTimeoutException e) {
         if (System.nanoTime() < deadline) {
           continue; // a sliced wait for a lock this node holds: look at it again
@@ -214,6 +237,9 @@ final class InodeLocks implements RecallHandler {
    * everything the file holds: its fence, raised by the same transaction, says so from the start.
    */
   CreateGrant grantOnCreate(MetaTx tx, long ino, boolean clean) {
+    if (gate.closed()) {
+      return null; // a switch is draining this node's locks: the first write waits at the gate
+    }
     LockService s;
     CreateGrant grant;
     try {
@@ -253,6 +279,7 @@ final class InodeLocks implements RecallHandler {
    * unadopted.
    */
   HeldLock provisional(long ino) throws FsException {
+    gate.pass(System.nanoTime() + WAIT.toNanos()); // no new lock while a switch drains
     LockService s = service();
     HeldLock lock = new HeldLock(ino, LockMode.EXCLUSIVE, 0, s.session().id(), 0);
     provisionals.put(ino, lock);
@@ -477,6 +504,113 @@ final class InodeLocks implements RecallHandler {
     }
   }
 
+  /**
+   * Waits while a switch holds the gate closed, and returns null once it is open — or the lock
+   * on {@code ino} this node is letting go, as soon as it begins to: the drain's hand-over makes
+   * the kernel write back or drop the file's pages, and a write in flight holds some of them
+   * locked until it is answered. Served under the going lock, that write lets the hand-over on.
+   */
+  private HeldLock passGate(long ino, LockMode mode, long deadline) throws FsException {
+    if (!gate.closed()) {
+      return goingLock(ino, mode);
+    }
+    HeldLock held = current.get(ino);
+    boolean upgrade = mode == LockMode.EXCLUSIVE && held != null
+        && held.mode() == LockMode.SHARED;
+    if (upgrade) {
+      upgradeWaiters.merge(ino, 1, Integer::sum);
+    }
+    try {
+      while (true) {
+        HeldLock going = goingLock(ino, mode);
+        if (going != null) {
+          return going;
+        }
+        if (admitted.contains(ino)) {
+          return null; // the drain lets this upgrade through first: see drain
+        }
+        if (gate.awaitOpen(deadline, GATE_SLICE_MS)) {
+          return goingLock(ino, mode);
+        }
+      }
+    } finally {
+      if (upgrade) {
+        upgradeWaiters.computeIfPresent(ino, (k, n) -> n == 1 ? null : n - 1);
+      }
+    }
+  }
+
+  /**
+   * After a switch bound the new backend: attaches it now, not at the next hold, so that a late
+   * recall from the backend left behind is known for one ({@link #fromAnotherBackend}) — its
+   * threads are being stopped, and a flush on one of them would be cut off.
+   */
+  void attachBound() throws FsException {
+    service();
+  }
+
+  /** Calls at the gate that want the exclusive lock of a file held shared here, by inode. */
+  private final Map<Long, Integer> upgradeWaiters = new ConcurrentHashMap<>();
+  /** Files whose upgrade the drain lets through the gate, under the backend being left. */
+  private final java.util.Set<Long> admitted = ConcurrentHashMap.newKeySet();
+
+  /** How often a call at the gate looks for its file's lock going (letGo also wakes it). */
+  private static final long GATE_SLICE_MS = 50;
+
+  /** Closed while a switch of lock backend or allocator drains this node (issue #15). */
+  final SwitchGate gate = new SwitchGate();
+
+  /**
+   * A switch's drain: with the gate closed, lets go of every lock this node holds, as a recall
+   * would (the kernel writes back, what is buffered commits, the backend is told), until none is
+   * left — a create's lock adopted meanwhile is let go on the next round.
+   *
+   * @throws FsException EIO naming the inode whose commit failed (the switch then rolls back)
+   */
+  void drain(long deadlineNanos) throws FsException {
+    try {
+      while (!current.isEmpty()) {
+        if (System.nanoTime() > deadlineNanos) {
+          throw new FsException(Errno.EIO, "locks still held after the drain's time: inodes "
+              + heldInodes());
+        }
+        boolean waited = false;
+        for (HeldLock lock : List.copyOf(current.values())) {
+          long ino = lock.inode();
+          if (provisional(lock)) {
+            awaitCreated.accept(ino); // the queued create commits, then its lock goes
+            continue;
+          }
+          if (lock.mode() == LockMode.SHARED && upgradeWaiters.containsKey(ino)) {
+            // A write waits at the gate for this file's exclusive lock, and the kernel holds
+            // the pages it writes locked until it is answered: letting the shared lock go now
+            // would have the kernel drop those pages, which waits for that write. The write
+            // goes first, under the backend being left; its exclusive lock goes next round.
+            admitted.add(ino);
+            gate.poke();
+            waited = true;
+            continue;
+          }
+          admitted.remove(ino);
+          letGo(lock);
+        }
+        if (waited) {
+          sleepQuietly(2);
+        }
+      }
+    } finally {
+      admitted.clear();
+    }
+  }
+
+  private static void sleepQuietly(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** The inodes whose lock this node holds right now. */
   java.util.Set<Long> heldInodes() {
     return java.util.Set.copyOf(current.keySet());
@@ -500,6 +634,7 @@ final class InodeLocks implements RecallHandler {
     if (current.containsKey(ino)) {
       return false;
     }
+    gate.pass(System.nanoTime() + WAIT.toNanos()); // the backend's view is the next one's
     LockService s = service();
     if (exclusiveComing(ino)) {
       hold(ino, LockMode.SHARED); // queued behind that writer, whose grant may not show yet
@@ -647,7 +782,7 @@ final class InodeLocks implements RecallHandler {
       throw new FsException(Errno.EIO, "inode " + ino + ": no exclusive lock held any more;"
           + " writes buffered under the lost lock cannot be committed");
     }
-    if (s.session().isExpired()) {
+    if (expired(s)) {
       throw new FsException(Errno.EIO, "inode " + ino + ": lock session expired;"
           + " writes buffered under it cannot be committed");
     }
@@ -693,6 +828,13 @@ final class InodeLocks implements RecallHandler {
   /** Another node wants the lock: flush and commit what was written under it, then let go. */
   @Override
   public void recall(HeldLock lock, LockMode wanted) {
+    if (fromAnotherBackend(lock)) {
+      // A backend a switch left (its lock was let go at the drain, or never used here since)
+      // asks for a lock late: the file is held under the new backend now, if at all, and what
+      // is buffered of it belongs to that grant. Recorded as gone, in case a hold just got it.
+      lastGone.put(lock.inode(), lock);
+      return;
+    }
     ctx.stats.recalls.increment();
     if (wanted == LockMode.EXCLUSIVE) {
       wantedExclusive(lock.inode());
@@ -800,7 +942,7 @@ final class InodeLocks implements RecallHandler {
   long cacheGrant(long ino) {
     HeldLock lock = current.get(ino);
     LockService s = attached;
-    if (lock == null || s == null || going.contains(lock) || s.session().isExpired()) {
+    if (lock == null || s == null || going.contains(lock) || expired(s)) {
       return 0;
     }
     if (provisional(lock)) {
@@ -809,6 +951,31 @@ final class InodeLocks implements RecallHandler {
     Long carried = continued.get(ino);
     return carried != null && carried == lock.fencingToken() ? provisionalGrant(ino)
         : lock.fencingToken();
+  }
+
+  /**
+   * Whether {@code lock} is not of the backend this node runs under now: a backend it has
+   * switched away from (whose session is not the attached backend's).
+   */
+  private boolean fromAnotherBackend(HeldLock lock) {
+    LockService s = attached;
+    if (s == null || current.get(lock.inode()) == lock) {
+      return false;
+    }
+    try {
+      return s.session().id() != lock.sessionId();
+    } catch (IllegalStateException e) {
+      return false; // the attached backend itself is stopping: treat the recall as usual
+    }
+  }
+
+  /** Whether {@code s}'s session lapsed, or {@code s} was stopped (a switch let it go). */
+  private static boolean expired(LockService s) {
+    try {
+      return s.session().isExpired();
+    } catch (IllegalStateException e) {
+      return true;
+    }
   }
 
   /**
@@ -832,6 +999,7 @@ final class InodeLocks implements RecallHandler {
     // Before anything of the hand-over: from here the kernel caches nothing more under this
     // lock, and what it cached of the attributes is dropped now (data: at the next grant check)
     going.add(lock);
+    gate.poke(); // a write at the gate for this file is served under the going lock now
     try {
       letGoNow(lock);
     } finally {

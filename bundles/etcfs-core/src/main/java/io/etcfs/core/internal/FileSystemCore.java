@@ -5,6 +5,7 @@ import io.etcfs.core.device.FileBlockDevice;
 import io.etcfs.core.format.FilesystemCheck;
 import io.etcfs.core.format.FormatException;
 import io.etcfs.core.fs.EtcFs;
+import io.etcfs.core.fs.Switches;
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.fencing.DeadNode;
 import io.etcfs.spi.fencing.Membership;
@@ -60,8 +61,10 @@ import org.osgi.service.metatype.annotations.Designate;
       "osgi.command.function=inode",
       "osgi.command.function=extents",
       "osgi.command.function=stats",
+      "osgi.command.function=switches",
       Completion.PROPERTY + "=lock backend|switch -h",
-      Completion.PROPERTY + "=alloc backend -h",
+      Completion.PROPERTY + "=alloc backend|switch -h",
+      Completion.PROPERTY + "=switches -h",
       Completion.PROPERTY + "=inode @path|@inode --json -h",
       Completion.PROPERTY + "=extents @path|@inode --json -h",
       Completion.PROPERTY + "=stats --json -h"
@@ -82,6 +85,7 @@ public final class FileSystemCore {
   private final ServiceRegistration<CompletionSource> inodeCompletion;
   private final ServiceRegistration<InodePaths> inodePaths;
   private final ServiceRegistration<FenceLookup> fences;
+  private final Switches switches;
 
   /**
    * Checks the device against the record, opens it and registers the engine as the {@link Vfs}
@@ -134,6 +138,10 @@ public final class FileSystemCore {
     this.inodePaths = context.registerService(InodePaths.class, engine::pathOf, props);
     // and for its STATE column: whether a holder elsewhere declared itself clean
     this.fences = context.registerService(FenceLookup.class, engine::fenceOf, props);
+    // this node's part in live switches of lock backend or allocator (issue #15)
+    this.switches = new Switches(store, config.fsName(), membership, engine,
+        new OsgiBinder(context, config.fsName(), membership.nodeName(), lock::get,
+            allocator::get)).start();
     LOG.info(
         "filesystem '" + config.fsName() + "' (" + record.uuid() + ") on "
             + config.device() + (device.direct() ? " (O_DIRECT)" : "") + " as node " + membership.nodeName() + " generation "
@@ -142,6 +150,7 @@ public final class FileSystemCore {
 
   @Deactivate
   void deactivate() {
+    switches.close();
     for (ServiceRegistration<?> r : java.util.List.of(inodeCompletion, pathCompletion,
         inodePaths, fences, leaseReport, recovery, registration)) {
       try {
@@ -197,27 +206,43 @@ public final class FileSystemCore {
     allocator.compareAndSet(service, null);
   }
 
+  /** How long {@code lock switch} waits for the whole cluster to have switched. */
+  private static final Duration SWITCH_WAIT = Switches.DEADLINE.plusSeconds(60);
+
   /**
    * Gogo: {@code lock backend} prints the lock backend this node uses; {@code lock switch NAME}
-   * would change it on the live cluster, which is an issue of its own.
+   * switches the whole cluster to another one, live (issue #15).
    */
-  @Descriptor("lock backend: the inode-lock backend in use; lock switch NAME: not built yet")
-  public String lock(String... args) {
+  @Descriptor("lock backend: the inode-lock backend in use; lock switch NAME: switch the cluster")
+  public String lock(String... args) throws InterruptedException {
     Args a = Args.parse("lock", "lock backend | lock switch NAME", args, 1, 2);
     if (a.help()) {
-      return a.usage() + "\nShows the inode-lock backend this node uses (lock backend).";
+      return a.usage() + "\nShows the inode-lock backend this node uses (lock backend), or"
+          + " switches every node of the mounted cluster to another (lock switch NAME): each"
+          + " node stops taking locks, lets go of what it holds, and resumes on NAME; processes"
+          + " see a pause.";
     }
     List<String> words = a.operands();
     if (words.get(0).equals("backend") && words.size() == 1) {
       return backendName(lock.get());
     }
     if (words.get(0).equals("switch") && words.size() == 2) {
-      throw new UnsupportedOperationException("lock switch " + words.get(1) + ": switching a "
-          + "live cluster's lock backend is not built yet (the backend-swap issue); this node "
-          + "uses " + backendName(lock.get()));
+      return switches.request(Switches.LOCK, words.get(1), SWITCH_WAIT);
     }
     throw new IllegalArgumentException("lock: unknown action '" + String.join(" ", words)
         + "' (" + a.usage() + ")");
+  }
+
+  /** Gogo: {@code switches}: the cluster's switches of lock backend and allocator, oldest first. */
+  @Descriptor("the history of live switches of lock backend and allocator, with their pauses")
+  public String switches(String... args) {
+    Args a = Args.parse("switches", "switches", args, 0, 0);
+    if (a.help()) {
+      return a.usage() + "\nOne line per switch: epoch, kind, from -> to, when, who asked,"
+          + " the outcome, and the pause.";
+    }
+    List<String> lines = switches.history();
+    return lines.isEmpty() ? "no switch yet" : String.join("\n", lines);
   }
 
   /** Gogo: {@code inode PATH|INO [--json]}: an inode's attributes. */
@@ -242,17 +267,23 @@ public final class FileSystemCore {
   }
 
   /** Gogo: {@code alloc backend} prints the allocator backend this node uses. */
-  @Descriptor("alloc backend: the block allocator in use")
+  @Descriptor("alloc backend: the block allocator in use; alloc switch NAME: not built yet")
   public String alloc(String... args) {
-    Args a = Args.parse("alloc", "alloc backend", args, 1, 1);
+    Args a = Args.parse("alloc", "alloc backend | alloc switch NAME", args, 1, 2);
     if (a.help()) {
       return a.usage() + "\nShows the block allocator this node uses.";
     }
-    if (!a.operands().get(0).equals("backend")) {
-      throw new IllegalArgumentException("alloc: unknown action '" + a.operands().get(0)
-          + "' (" + a.usage() + ")");
+    List<String> words = a.operands();
+    if (words.get(0).equals("backend") && words.size() == 1) {
+      return allocName(allocator.get());
     }
-    return allocName(allocator.get());
+    if (words.get(0).equals("switch") && words.size() == 2) {
+      throw new UnsupportedOperationException("alloc switch " + words.get(1) + ": a live switch"
+          + " of the allocator is not built yet (its hand-over of free space is not); this"
+          + " cluster uses " + allocName(allocator.get()) + " (lock switch works)");
+    }
+    throw new IllegalArgumentException("alloc: unknown action '" + String.join(" ", words)
+        + "' (" + a.usage() + ")");
   }
 
   private static String backendName(LockService s) {

@@ -76,9 +76,34 @@ public final class TxRunner {
    * Called again with the new revision when this node follows a switch.
    */
   public void guardStrategy(byte[] recordKey, long revision) {
-    this.recordKey = recordKey;
-    this.strategyRevision = revision;
+    synchronized (follow) {
+      this.recordKey = recordKey;
+      this.strategyRevision = revision;
+      follow.notifyAll();
+    }
   }
+
+  /**
+   * Whether this node takes part in a switch right now (issue #15): a commit that fails on the
+   * strategy guard meanwhile waits for this node to follow the switch, then runs again (its body
+   * builds its writes afresh, under the new backends), instead of failing with EIO. Safe because
+   * what a body built under the old backends' grants — a data commit under an inode lock — is
+   * refused by its fence once the node follows (Fences: a grant remembers its record revision).
+   */
+  public void switching(boolean on) {
+    synchronized (follow) {
+      switching = on;
+      follow.notifyAll();
+    }
+  }
+
+  private final Object follow = new Object();
+  private boolean switching;
+  /**
+   * How long a commit waits for this node to follow a switch: longer than a switch's deadline
+   * (the cutover comes before it or the switch rolls back), so the wait ends with either.
+   */
+  private static final long FOLLOW_WAIT_MS = 90_000;
 
   /** The record revision commits compare, or 0 if none. */
   public long strategyRevision() {
@@ -350,10 +375,33 @@ public final class TxRunner {
       throw storeFailure(what, e);
     }
     long now = record.map(KeyValue::modRevision).orElse(0L);
+    if (now != mine && awaitFollowed(mine)) {
+      return; // followed: the body runs again under the new backends
+    }
     if (now != mine && strategyRevision == mine) {
       throw new FsException(Errno.EIO, what + ": the filesystem record changed at revision "
           + now + " (a switch of lock backend or allocator); node " + membership.nodeName()
           + " still runs under revision " + mine + " and commits nothing until it follows");
+    }
+  }
+
+  /** While a switch runs here: waits for this node to leave revision {@code mine} behind. */
+  private boolean awaitFollowed(long mine) {
+    long deadline = System.currentTimeMillis() + FOLLOW_WAIT_MS;
+    synchronized (follow) {
+      while (switching && strategyRevision == mine) {
+        long left = deadline - System.currentTimeMillis();
+        if (left <= 0) {
+          return false;
+        }
+        try {
+          follow.wait(left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+      return strategyRevision != mine;
     }
   }
 

@@ -1,0 +1,594 @@
+package io.etcfs.core.fs;
+
+import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.fs.FsRecord;
+import io.etcfs.spi.fs.Keyspace;
+import io.etcfs.spi.meta.Compare;
+import io.etcfs.spi.meta.KeyValue;
+import io.etcfs.spi.meta.Keys;
+import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.MetaStoreException;
+import io.etcfs.spi.meta.Op;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.spi.meta.Watch;
+import io.etcfs.spi.meta.WatchEvent;
+import io.etcfs.spi.meta.WatchListener;
+import io.etcfs.spi.vfs.FsException;
+import java.io.IOException;
+import java.io.StringReader;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * This node's part in a live switch of the cluster's lock backend or allocator (issue #15), and
+ * the request that starts one. The protocol (docs/ARCHITECTURE.md, "Switching strategies on a
+ * live cluster"), coordinated through etcd only:
+ *
+ * <ol>
+ *   <li>a request {@code switch/request} is put where none is, naming the target and the record
+ *       revision it switches from;
+ *   <li>every live member prepares the target here ({@link Binder#prepare}), stops taking locks
+ *       (the gate), drains what it holds, and answers {@code switch/ack/<node>} {@code ok} or
+ *       {@code fail <reason>};
+ *   <li>whichever node sees an {@code ok} from every live member commits the cutover: the record
+ *       rewritten with the new backends (which is what the strategy guard compares), the request
+ *       and answers deleted, the history {@code switches/<epoch>} put — all in one transaction
+ *       that compares the request and the record, so it happens once; a {@code fail}, or a
+ *       member silent past the deadline, makes any node commit the rollback instead;
+ *   <li>each node, seeing the record change, binds the new backends, follows the guard to the new
+ *       revision and opens its gate, and records when it resumed.
+ * </ol>
+ *
+ * <p>Safety does not rest on this: the strategy guard and the fences' record revision make a
+ * commit under the old backends fail once the record changed, whatever this protocol did. The
+ * protocol makes sure nothing is left to commit then, so a process sees a pause, not an error.
+ */
+public final class Switches implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(Switches.class.getName());
+
+  /** The kinds of strategy that switch. */
+  public static final String LOCK = "lock";
+  public static final String ALLOC = "alloc";
+
+  /** How long the cluster has to stop and drain before the switch rolls back. */
+  public static final Duration DEADLINE = Duration.ofSeconds(30);
+  /** How often the participant looks while a switch is under way; the watch wakes it sooner. */
+  private static final long BUSY_POLL_MS = 200;
+  /** How often it looks otherwise: only a lost watch makes this matter. */
+  private static final long IDLE_POLL_MS = 2000;
+
+  /** What differs between nodes: the backends' bundles, configurations and bindings. */
+  public interface Binder {
+    /** The backends of {@code kind} this node could run ({@link #LOCK}, {@link #ALLOC}). */
+    List<String> available(String kind);
+
+    /** Makes backend {@code name} ready here (started, configured, active), or says why not. */
+    void prepare(String kind, String name) throws Exception;
+
+    /** Binds the core to {@code lock} and {@code alloc}, and waits until it is. */
+    void bind(String lock, String alloc) throws Exception;
+
+    /**
+     * Lets every backend but {@code lock} and {@code alloc} go (their sessions end): after the
+     * engine attached the new ones, so that a late recall from an old one is known for one.
+     */
+    void retireOthers(String lock, String alloc);
+
+    /** A prepared backend not switched to after all (a rollback): let it go again. */
+    void unprepare(String kind, String name);
+  }
+
+  /** A switch request, as stored in {@code switch/request}. */
+  record Request(long epoch, String kind, String from, String to, String lock, String alloc,
+      String by, long requested, long deadline, long record) {
+    byte[] encode() {
+      Properties p = new Properties();
+      p.setProperty("epoch", Long.toString(epoch));
+      p.setProperty("kind", kind);
+      p.setProperty("from", from);
+      p.setProperty("to", to);
+      p.setProperty("lock", lock);
+      p.setProperty("alloc", alloc);
+      p.setProperty("requestedBy", by);
+      p.setProperty("requested", Long.toString(requested));
+      p.setProperty("deadline", Long.toString(deadline));
+      p.setProperty("record", Long.toString(record));
+      return store(p);
+    }
+
+    static Request decode(byte[] value) {
+      Properties p = load(value);
+      return new Request(Long.parseLong(p.getProperty("epoch")), p.getProperty("kind"),
+          p.getProperty("from"), p.getProperty("to"), p.getProperty("lock"),
+          p.getProperty("alloc"), p.getProperty("requestedBy"),
+          Long.parseLong(p.getProperty("requested")), Long.parseLong(p.getProperty("deadline")),
+          Long.parseLong(p.getProperty("record")));
+    }
+
+    String describe() {
+      return "switch " + epoch + " of the " + (kind.equals(LOCK) ? "lock backend" : "allocator")
+          + " from " + from + " to " + to + ", requested by " + by;
+    }
+  }
+
+  private final MetaStore store;
+  private final Keyspace space;
+  private final Membership membership;
+  private final EtcFs engine;
+  private final Binder binder;
+  private final Thread worker;
+  private final Object wake = new Object();
+  private volatile boolean closed;
+  private boolean woken;
+  private final List<Watch> watches = new ArrayList<>();
+  /** The epoch this node answered, and the one whose gate it closed (0: none). */
+  private long answered;
+  private long stoppedFor;
+  private String prepared;
+  private Request stoppedRequest;
+
+  public Switches(MetaStore store, String fsName, Membership membership, EtcFs engine,
+      Binder binder) {
+    this.store = store;
+    this.space = Keyspace.of(fsName);
+    this.membership = membership;
+    this.engine = engine;
+    this.binder = binder;
+    this.worker = new Thread(this::run, "etcfs-switch");
+    worker.setDaemon(true);
+  }
+
+  /** Starts taking part: a switch already under way is joined at once. */
+  public Switches start() {
+    watchKeys();
+    worker.start();
+    return this;
+  }
+
+  private void watchKeys() {
+    WatchListener listener = new WatchListener() {
+      @Override
+      public void onEvents(List<WatchEvent> events) {
+        wakeUp();
+      }
+
+      @Override
+      public void onError(MetaStoreException error) {
+        LOG.fine("switch watch ended: " + error.getMessage() + "; polling");
+      }
+    };
+    try {
+      long from = store.range(space.record(), Keys.after(space.record()), 1).revision() + 1;
+      watches.add(store.watch(space.bytes(Keyspace.SWITCH), from, listener));
+      watches.add(store.watch(space.record(), from, listener));
+    } catch (MetaStoreException e) {
+      LOG.warning("switch watch not started (" + e.getMessage() + "); polling every "
+          + IDLE_POLL_MS + " ms");
+    }
+  }
+
+  private void wakeUp() {
+    synchronized (wake) {
+      woken = true;
+      wake.notifyAll();
+    }
+  }
+
+  private void run() {
+    while (!closed) {
+      boolean busy;
+      try {
+        busy = step();
+      } catch (FsException | RuntimeException e) {
+        LOG.log(Level.WARNING, "switch: " + e.getMessage(), e);
+        busy = true;
+      }
+      synchronized (wake) {
+        if (!woken && !closed) {
+          try {
+            wake.wait(busy ? BUSY_POLL_MS : IDLE_POLL_MS);
+          } catch (InterruptedException e) {
+            return;
+          }
+        }
+        woken = false;
+      }
+    }
+  }
+
+  /** One look at the switch keys and the record; true while a switch is under way. */
+  boolean step() throws FsException {
+    Optional<KeyValue> recordKv = store.get(space.record());
+    if (recordKv.isEmpty()) {
+      return false;
+    }
+    long recordRevision = recordKv.get().modRevision();
+    FsRecord record = FsRecord.decode(recordKv.get().value());
+    if (engine.strategyRevision() != 0 && recordRevision != engine.strategyRevision()) {
+      follow(record, recordRevision);
+      return true;
+    }
+    Optional<KeyValue> requestKv = store.get(requestKey());
+    if (requestKv.isEmpty()) {
+      if (stoppedFor != 0 || prepared != null) {
+        // The cutover deletes the request and rewrites the record at one revision: read after
+        // the request, the record tells a cutover from a rollback.
+        Optional<KeyValue> now = store.get(space.record());
+        if (now.isPresent() && now.get().modRevision() != engine.strategyRevision()) {
+          follow(FsRecord.decode(now.get().value()), now.get().modRevision());
+          return true;
+        }
+        rolledBack();
+      }
+      return false;
+    }
+    Request request = Request.decode(requestKv.get().value());
+    if (request.record() != recordRevision) {
+      rollBack(request, requestKv.get().modRevision(), "the filesystem record changed under it");
+      return true;
+    }
+    if (answered != request.epoch()) {
+      answered = request.epoch();
+      answer(request, requestKv.get().modRevision());
+    }
+    decide(request, requestKv.get().modRevision(), recordRevision, record);
+    return true;
+  }
+
+  /** Prepare, stop, drain; then {@code ok} or {@code fail <reason>}. */
+  private void answer(Request request, long requestRevision) {
+    String answer;
+    try {
+      binder.prepare(request.kind(), request.to());
+      prepared = request.kind() + " " + request.to();
+      engine.switchStop(true);
+      stoppedFor = request.epoch();
+      stoppedRequest = request;
+      long left = Math.max(1, request.deadline() - System.currentTimeMillis());
+      engine.switchDrain(System.nanoTime() + left * 1_000_000);
+      answer = "ok " + Keyspace.hex(membership.generation()) + " " + engine.switchStoppedAt();
+      LOG.info(request.describe() + ": stopped and drained; answered ok");
+    } catch (Exception e) {
+      String reason = e.getMessage() == null ? e.toString() : e.getMessage();
+      answer = "fail " + Keyspace.hex(membership.generation()) + " " + membership.nodeName()
+          + ": " + reason.replace('\n', ' ');
+      LOG.warning(request.describe() + ": cannot take part: " + reason);
+    }
+    store.commit(new Txn()
+        .when(Compare.modRevision(requestKey(), requestRevision))
+        .when(Compare.createRevision(membership.memberKey(), membership.generation()))
+        .then(Op.put(ackKey(membership.nodeName()), answer.getBytes(StandardCharsets.UTF_8))));
+  }
+
+  /** Cutover once every live member answered ok; rollback on a failure or past the deadline. */
+  private void decide(Request request, long requestRevision, long recordRevision,
+      FsRecord record) {
+    Map<String, String> acks = new TreeMap<>();
+    for (KeyValue kv : store.range(space.bytes(Keyspace.SWITCH + "ack/"),
+        Keys.prefixEnd(space.bytes(Keyspace.SWITCH + "ack/")), 0).kvs()) {
+      acks.put(kv.keyString().substring(kv.keyString().lastIndexOf('/') + 1), kv.valueString());
+    }
+    Map<String, Long> members = new TreeMap<>();
+    for (KeyValue kv : store.range(space.bytes(Keyspace.MEMBERS),
+        Keys.prefixEnd(space.bytes(Keyspace.MEMBERS)), 0).kvs()) {
+      members.put(kv.keyString().substring(kv.keyString().lastIndexOf('/') + 1),
+          kv.createRevision());
+    }
+    for (Map.Entry<String, String> a : acks.entrySet()) {
+      if (a.getValue().startsWith("fail ")) {
+        String[] p = a.getValue().split(" ", 3);
+        rollBack(request, requestRevision, p.length > 2 ? p[2] : a.getKey() + " failed");
+        return;
+      }
+    }
+    List<String> silent = new ArrayList<>();
+    long firstStop = Long.MAX_VALUE;
+    for (Map.Entry<String, Long> m : members.entrySet()) {
+      String ack = acks.get(m.getKey());
+      String[] p = ack == null ? new String[0] : ack.split(" ");
+      if (p.length < 3 || Long.parseUnsignedLong(p[1], 16) != m.getValue()) {
+        silent.add(m.getKey());
+      } else {
+        firstStop = Math.min(firstStop, Long.parseLong(p[2]));
+      }
+    }
+    if (silent.isEmpty()) {
+      cutOver(request, requestRevision, recordRevision, record, members, firstStop);
+    } else if (System.currentTimeMillis() > request.deadline()) {
+      rollBack(request, requestRevision, "no answer from " + String.join(", ", silent)
+          + " within " + DEADLINE.toSeconds() + " s");
+    }
+  }
+
+  private void cutOver(Request request, long requestRevision, long recordRevision,
+      FsRecord record, Map<String, Long> members, long firstStop) {
+    FsRecord next = new FsRecord(record.uuid(), record.name(), record.blockSize(),
+        record.arenaSize(), record.deviceSize(), record.dataStart(), record.arenas(),
+        request.lock(), request.alloc(), record.formatted());
+    long now = System.currentTimeMillis();
+    Properties h = history(request, "done");
+    h.setProperty("firstStop", Long.toString(firstStop));
+    h.setProperty("cutover", Long.toString(now));
+    h.setProperty("nodes", String.join(",", members.keySet()));
+    boolean done = store.commit(new Txn()
+        .when(Compare.modRevision(requestKey(), requestRevision))
+        .when(Compare.modRevision(space.record(), recordRevision))
+        .then(Op.put(space.record(), next.encode()))
+        .then(Op.delete(requestKey()))
+        .then(Op.deletePrefix(space.bytes(Keyspace.SWITCH + "ack/")))
+        .then(Op.put(historyKey(request.epoch()), store(h)))).succeeded();
+    if (done) {
+      LOG.info(request.describe() + ": cut over by " + membership.nodeName() + " after "
+          + (now - firstStop) + " ms");
+    }
+  }
+
+  private void rollBack(Request request, long requestRevision, String reason) {
+    boolean done = store.commit(new Txn()
+        .when(Compare.modRevision(requestKey(), requestRevision))
+        .then(Op.delete(requestKey()))
+        .then(Op.deletePrefix(space.bytes(Keyspace.SWITCH + "ack/")))
+        .then(Op.put(historyKey(request.epoch()),
+            store(history(request, "rolled back: " + reason))))).succeeded();
+    if (done) {
+      LOG.warning(request.describe() + ": rolled back by " + membership.nodeName() + ": "
+          + reason);
+    }
+  }
+
+  /** The request is gone and the record unchanged: the gate opens on the old backends. */
+  private void rolledBack() {
+    if (prepared != null) {
+      String[] p = prepared.split(" ");
+      binder.unprepare(p[0], p[1]);
+      prepared = null;
+    }
+    if (stoppedFor != 0) {
+      engine.switchAbort();
+      LOG.info("switch " + stoppedFor + " rolled back: resuming on the backends in use");
+      stoppedFor = 0;
+      stoppedRequest = null;
+    }
+  }
+
+  /**
+   * The record names other backends than this node runs under: bind them and follow. A node
+   * that took part drained before the cutover; one that did not (it missed the request) stops
+   * and drains now, and what it buffered under the old backends fails to commit (the guard).
+   */
+  private void follow(FsRecord record, long recordRevision) throws FsException {
+    long epoch = stoppedFor;
+    if (!engine.switchStopped()) {
+      LOG.warning("the filesystem record changed without this node taking part in a switch;"
+          + " following it, what is buffered under the old backends is lost");
+      engine.switchStop(false); // its commits fail at once: nobody but this thread follows
+      try {
+        engine.switchDrain(System.nanoTime() + DEADLINE.toNanos());
+      } catch (FsException e) {
+        LOG.warning("drain after a missed switch: " + e.getMessage());
+      }
+    }
+    try {
+      binder.bind(record.lockBackend(), record.allocBackend());
+    } catch (Exception e) {
+      // The gate stays closed and the guard refuses the old backends: this node cannot go on.
+      throw new FsException(io.etcfs.spi.vfs.Errno.EIO, "cannot bind lock backend "
+          + record.lockBackend() + " and allocator " + record.allocBackend() + ": "
+          + e.getMessage());
+    }
+    engine.switchFollow(recordRevision);
+    binder.retireOthers(record.lockBackend(), record.allocBackend());
+    prepared = null;
+    stoppedFor = 0;
+    stoppedRequest = null;
+    long resumed = System.currentTimeMillis();
+    if (epoch == 0) {
+      epoch = lastEpoch();
+    }
+    if (epoch > 0) {
+      store.commit(new Txn().then(Op.put(resumedKey(epoch, membership.nodeName()),
+          Long.toString(resumed).getBytes(StandardCharsets.UTF_8))));
+    }
+    LOG.info("following the switch to lock backend " + record.lockBackend() + ", allocator "
+        + record.allocBackend() + " (record revision " + recordRevision + ")");
+  }
+
+  // --- the request side: the shell's lock switch and alloc switch ---
+
+  /**
+   * Asks the cluster to switch {@code kind} to {@code to} and waits for the outcome.
+   *
+   * @return what was done and the pause, in a few lines
+   * @throws IllegalArgumentException bad input, refused before anything stops
+   * @throws IllegalStateException the switch could not be made (another running, rolled back)
+   */
+  public String request(String kind, String to, Duration wait) throws InterruptedException {
+    Optional<KeyValue> recordKv = store.get(space.record());
+    FsRecord record = FsRecord.decode(recordKv.orElseThrow(
+        () -> new IllegalStateException("no filesystem record")).value());
+    String from = kind.equals(LOCK) ? record.lockBackend() : record.allocBackend();
+    List<String> known = binder.available(kind);
+    if (!known.contains(to)) {
+      throw new IllegalArgumentException("no " + (kind.equals(LOCK) ? "lock backend" : "allocator")
+          + " '" + to + "' here (installed: " + String.join(", ", known) + ")");
+    }
+    if (to.equals(from)) {
+      return "the cluster uses " + (kind.equals(LOCK) ? "lock backend " : "allocator ") + to
+          + " already; nothing to do";
+    }
+    Optional<KeyValue> running = store.get(requestKey());
+    if (running.isPresent()) {
+      throw new IllegalStateException("another switch is running: "
+          + Request.decode(running.get().value()).describe());
+    }
+    long now = System.currentTimeMillis();
+    Request r = new Request(lastEpoch() + 1, kind, from, to,
+        kind.equals(LOCK) ? to : record.lockBackend(),
+        kind.equals(ALLOC) ? to : record.allocBackend(), membership.nodeName(), now,
+        now + DEADLINE.toMillis(), recordKv.get().modRevision());
+    boolean put = store.commit(new Txn()
+        .when(Compare.absent(requestKey()))
+        .when(Compare.modRevision(space.record(), recordKv.get().modRevision()))
+        .then(Op.put(requestKey(), r.encode()))).succeeded();
+    if (!put) {
+      running = store.get(requestKey());
+      throw new IllegalStateException("another switch is running"
+          + running.map(kv -> ": " + Request.decode(kv.value()).describe()).orElse(
+              " or has just ended"));
+    }
+    wakeUp();
+    return awaitOutcome(r, wait);
+  }
+
+  private String awaitOutcome(Request r, Duration wait) throws InterruptedException {
+    long deadline = System.nanoTime() + wait.toNanos();
+    Optional<KeyValue> h = Optional.empty();
+    while (System.nanoTime() < deadline
+        && (h = store.get(historyKey(r.epoch()))).isEmpty()) {
+      Thread.sleep(50);
+    }
+    if (h.isEmpty()) {
+      throw new IllegalStateException(r.describe() + ": no outcome after " + wait.toSeconds()
+          + " s; see 'switches'");
+    }
+    Properties p = load(h.get().value());
+    String result = p.getProperty("result");
+    if (!result.equals("done")) {
+      throw new IllegalStateException(r.describe() + ": " + result);
+    }
+    List<String> nodes = List.of(p.getProperty("nodes").split(","));
+    long firstStop = Long.parseLong(p.getProperty("firstStop"));
+    long lastResume = 0;
+    Map<String, Long> resumed = new TreeMap<>();
+    while (System.nanoTime() < deadline) {
+      resumed = resumedAt(r.epoch());
+      if (resumed.keySet().containsAll(nodes)) {
+        break;
+      }
+      Thread.sleep(50);
+    }
+    for (long t : resumed.values()) {
+      lastResume = Math.max(lastResume, t);
+    }
+    long pause = lastResume - firstStop;
+    p.setProperty("pauseMillis", Long.toString(pause));
+    store.commit(new Txn().then(Op.put(historyKey(r.epoch()), store(p))));
+    String kind = r.kind().equals(LOCK) ? "lock backend" : "allocator";
+    List<String> late = new ArrayList<>(nodes);
+    late.removeAll(resumed.keySet());
+    return "switched the " + kind + " from " + r.from() + " to " + r.to() + " (switch "
+        + r.epoch() + ", " + nodes.size() + " node" + (nodes.size() == 1 ? "" : "s") + ": "
+        + String.join(", ", nodes) + ")\n"
+        + "pause: " + pause + " ms, from the first node stopping to the last resuming"
+        + (late.isEmpty() ? "" : " (not resumed yet: " + String.join(", ", late) + ")") + "\n"
+        + "undo: " + r.kind() + " switch " + r.from();
+  }
+
+  /** The history, oldest first: one line per switch. */
+  public List<String> history() {
+    List<String> lines = new ArrayList<>();
+    for (KeyValue kv : store.range(space.bytes(Keyspace.SWITCHES),
+        Keys.prefixEnd(space.bytes(Keyspace.SWITCHES)), 0).kvs()) {
+      String rel = space.relative(kv.keyString()).substring(Keyspace.SWITCHES.length());
+      if (rel.contains("/")) {
+        continue;
+      }
+      Properties p = load(kv.value());
+      String pause = p.getProperty("pauseMillis");
+      lines.add(Long.parseLong(p.getProperty("epoch")) + " " + p.getProperty("kind") + " "
+          + p.getProperty("from") + " -> " + p.getProperty("to") + " "
+          + java.time.Instant.ofEpochMilli(Long.parseLong(p.getProperty("requested")))
+          + " by " + p.getProperty("requestedBy") + ": " + p.getProperty("result")
+          + (pause == null ? "" : ", pause " + pause + " ms"));
+    }
+    return lines;
+  }
+
+  private Map<String, Long> resumedAt(long epoch) {
+    Map<String, Long> at = new TreeMap<>();
+    byte[] prefix = space.bytes(Keyspace.SWITCHES + Keyspace.hex(epoch) + "/resumed/");
+    for (KeyValue kv : store.range(prefix, Keys.prefixEnd(prefix), 0).kvs()) {
+      at.put(kv.keyString().substring(kv.keyString().lastIndexOf('/') + 1),
+          Long.parseLong(kv.valueString()));
+    }
+    return at;
+  }
+
+  private long lastEpoch() {
+    long last = 0;
+    for (KeyValue kv : store.range(space.bytes(Keyspace.SWITCHES),
+        Keys.prefixEnd(space.bytes(Keyspace.SWITCHES)), 0).kvs()) {
+      String rel = space.relative(kv.keyString()).substring(Keyspace.SWITCHES.length());
+      int slash = rel.indexOf('/');
+      last = Math.max(last, Long.parseUnsignedLong(slash < 0 ? rel : rel.substring(0, slash),
+          16));
+    }
+    return last;
+  }
+
+  private static Properties history(Request r, String result) {
+    Properties h = new Properties();
+    h.setProperty("epoch", Long.toString(r.epoch()));
+    h.setProperty("kind", r.kind());
+    h.setProperty("from", r.from());
+    h.setProperty("to", r.to());
+    h.setProperty("requestedBy", r.by());
+    h.setProperty("requested", Long.toString(r.requested()));
+    h.setProperty("result", result);
+    return h;
+  }
+
+  private byte[] requestKey() {
+    return space.bytes(Keyspace.SWITCH + "request");
+  }
+
+  private byte[] ackKey(String node) {
+    return space.bytes(Keyspace.SWITCH + "ack/" + node);
+  }
+
+  private byte[] historyKey(long epoch) {
+    return space.bytes(Keyspace.SWITCHES + Keyspace.hex(epoch));
+  }
+
+  private byte[] resumedKey(long epoch, String node) {
+    return space.bytes(Keyspace.SWITCHES + Keyspace.hex(epoch) + "/resumed/" + node);
+  }
+
+  private static byte[] store(Properties p) {
+    StringWriter w = new StringWriter();
+    try {
+      p.store(w, null);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return w.toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static Properties load(byte[] value) {
+    Properties p = new Properties();
+    try {
+      p.load(new StringReader(new String(value, StandardCharsets.UTF_8)));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return p;
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    watches.forEach(Watch::close);
+    wakeUp();
+    worker.interrupt();
+  }
+}
