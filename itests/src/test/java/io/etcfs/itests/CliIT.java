@@ -33,7 +33,8 @@ class CliIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"version", "format", "mount", "umount", "status", "shell", "up", "down"})
+  @ValueSource(strings = {"version", "format", "mount", "umount", "status", "switch", "shell", "up",
+      "down"})
   void everySubcommandHasHelp(String sub) throws Exception {
     Distribution.Result r = Distribution.etcfs(runtime, T, sub, "--help");
     assertEquals(0, r.exit(), r.toString());
@@ -44,7 +45,8 @@ class CliIT {
   void topLevelHelpListsTheSubcommands() throws Exception {
     Distribution.Result r = Distribution.etcfs(runtime, T, "--help");
     assertEquals(0, r.exit(), r.toString());
-    for (String sub : List.of("format", "mount", "umount", "status", "shell", "up", "down")) {
+    for (String sub : List.of("format", "mount", "umount", "status", "switch", "shell", "up",
+        "down")) {
       assertTrue(r.out().contains(sub), sub + " missing from\n" + r);
     }
   }
@@ -64,6 +66,20 @@ class CliIT {
     assertEquals(2, r.exit(), r.toString());
     assertTrue(r.errLines().get(0).contains("--bogus"), r.toString());
     assertNoStackTrace(r);
+  }
+
+  @Test
+  void aSwitchOfTheAllocatorIsRefusedAsNotBuiltAndTwoTargetsAsUsage() throws Exception {
+    Distribution.Result r = Distribution.etcfs(runtime, T, "switch", "--alloc", "shared",
+        "--etcd", "http://127.0.0.1:1");
+    assertEquals(1, r.exit(), r.toString());
+    assertEquals(List.of("etcfs: switch --alloc shared: a live switch of the allocator is not"
+        + " built yet; nothing was changed (switch --lock works)"), r.errLines());
+    Distribution.Result both = Distribution.etcfs(runtime, T, "switch", "--alloc", "shared",
+        "--lock", "etcd", "--etcd", "http://127.0.0.1:1");
+    assertEquals(2, both.exit(), both.toString());
+    assertTrue(both.errLines().get(0).contains("mutually exclusive"), both.toString());
+    assertNoStackTrace(both);
   }
 
   @Test

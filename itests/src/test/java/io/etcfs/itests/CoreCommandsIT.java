@@ -16,7 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The core's shell commands on a running node (issue #6): {@code inode}, {@code extents},
- * {@code stats}, {@code lock switch}, through {@code etcfs shell MOUNTPOINT -c}.
+ * {@code stats}, {@code lock switch}'s refusals, through {@code etcfs shell MOUNTPOINT -c}.
  */
 @Timeout(180)
 class CoreCommandsIT {
@@ -123,10 +123,13 @@ class CoreCommandsIT {
     assertBad("inode relative/path", "etcfs: 'relative/path' is neither an inode number nor a");
     assertBad("stats --yaml", "etcfs: stats: unknown option --yaml (usage: stats [--json])");
     assertBad("lock", "etcfs: lock: expected 1 to 2 operands, got 0 (usage: lock backend | lock");
-    assertBad("alloc backends", "etcfs: alloc: unknown action 'backends' (usage: alloc backend)");
+    assertBad("alloc backends", "etcfs: alloc: unknown action 'backends' (usage: alloc backend"
+        + " | alloc switch NAME)");
     assertBad("etcfs:_candidates 3 wZmVuY2U", "etcfs: _candidates: word index 3 outside the 1");
-    assertBad("lock switch hazelcast", "etcfs: lock switch hazelcast: switching a live cluster's"
-        + " lock backend is not built yet");
+    assertBad("lock switch nosuch", "etcfs: no lock backend 'nosuch' here (installed: etcd,"
+        + " hazelcast)");
+    assertBad("alloc switch shared", "etcfs: alloc switch shared: a live switch of the allocator"
+        + " is not built yet");
   }
 
   private static String ok(String command) throws Exception {

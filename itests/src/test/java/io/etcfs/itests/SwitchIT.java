@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -99,8 +100,10 @@ class SwitchIT {
     List<String> to = List.of("hazelcast", "etcd", "hazelcast");
     List<Long> pauses = new ArrayList<>();
     for (int i = 0; i < to.size(); i++) {
-      // every node takes part; ask from a different one each time
-      Distribution.Result r = shell(1 + i % 3, "lock switch " + to.get(i));
+      // every node takes part; ask from a different one each time, and once from the CLI
+      Distribution.Result r = i == 1
+          ? cli("switch", "--lock", to.get(i), "--dir", cluster.dir().toString())
+          : shell(1 + i % 3, "lock switch " + to.get(i));
       assertEquals(0, r.exit(), r.toString());
       Matcher m = Pattern.compile("switched the lock backend from (\\w+) to (\\w+)"
           + " \\(switch (\\d+), 3 nodes: node1, node2, node3\\)\npause: (\\d+) ms, from the first"
@@ -152,11 +155,23 @@ class SwitchIT {
     assertEquals(now, shell(3, "lock backend").out().strip(), "a refused switch changed nothing");
   }
 
+  /**
+   * Two requests at once resolve to one; and a flock a process holds on node1 survives the
+   * switch (file locks live in the core, not in the inode-lock backend).
+   */
   @Test
   @Order(3)
-  void twoRequestsAtOnceResolveToOne() throws Exception {
+  void twoRequestsAtOnceResolveToOneAndFileLocksSurvive() throws Exception {
     String now = shell(1, "lock backend").out().strip();
     String to = now.equals("etcd") ? "hazelcast" : "etcd";
+    Path locked = cluster.mount(1).resolve("locked");
+    Files.writeString(locked, "held by a process on node1");
+    // -o: sleep does not inherit the lock; flock itself holds it until it is killed
+    Process holder = new ProcessBuilder("flock", "-o", "-x", locked.toString(), "sleep", "600")
+        .redirectErrorStream(true).start();
+    Path other = cluster.mount(2).resolve("locked");
+    Faults.await("node1's process holds the flock", Duration.ofSeconds(30),
+        () -> Sh.run("flock", "-n", "-x", other.toString(), "true").exit() != 0);
     Future<Distribution.Result> a = pool.submit(() -> shell(1, "lock switch " + to));
     Future<Distribution.Result> b = pool.submit(() -> shell(3, "lock switch " + to));
     List<Distribution.Result> both = List.of(a.get(300, TimeUnit.SECONDS),
@@ -174,6 +189,59 @@ class SwitchIT {
     for (int n = 1; n <= 3; n++) {
       assertEquals(to, shell(n, "lock backend").out().strip(), "node" + n);
     }
+    try {
+      assertTrue(holder.isAlive(), "the flock holder died");
+      assertEquals(1, Sh.run("flock", "-n", "-x", other.toString(), "true").exit(),
+          "the flock held on node1 was lost in the switch");
+    } finally {
+      holder.descendants().forEach(ProcessHandle::destroy);
+      holder.destroy();
+      holder.waitFor(30, TimeUnit.SECONDS);
+    }
+    Faults.await("the flock is free once its holder is gone", Duration.ofSeconds(30),
+        () -> Sh.run("flock", "-n", "-x", other.toString(), "true").exit() == 0);
+  }
+
+  /**
+   * A member that stops answering mid-switch (frozen: SIGSTOP) drops out when its lease expires,
+   * and the switch completes without it; a node started while the switch runs comes up on the
+   * backend recorded, takes part or follows, and ends on the new one. Last: node3 stays fenced.
+   */
+  @Test
+  @Order(4)
+  void aFrozenMemberIsLeftBehindAndANodeStartedMeanwhileEndsOnTheNewBackend() throws Exception {
+    String etcd = Faults.env(cluster.dir()).get("ETCFS_ETCD");
+    String now = shell(1, "lock backend").out().strip();
+    String to = now.equals("etcd") ? "hazelcast" : "etcd";
+    long frozen = Faults.nodePid(cluster, 3);
+    Faults.signal(frozen, "STOP");
+    try {
+      Future<Distribution.Result> asked = pool.submit(() -> shell(1, "lock switch " + to));
+      Faults.await("the switch request in etcd", Duration.ofSeconds(30),
+          () -> !Faults.etcdctl(etcd, "get", "--print-value-only", "/etcfs/etcfs/switch/request")
+              .isBlank());
+      Files.createDirectories(cluster.mount(4));
+      Distribution.Result started = Faults.mount(cluster, 4);
+      assertEquals(0, started.exit(), "node4 started during the switch: " + started);
+      Distribution.Result r = asked.get(300, TimeUnit.SECONDS);
+      assertEquals(0, r.exit(), r.toString());
+      assertTrue(r.out().startsWith("switched the lock backend from " + now + " to " + to),
+          r.out());
+      assertTrue(r.out().contains("node1, node2") && !r.out().contains("node3"), r.out());
+      assertTrue(Faults.generation(etcd, "etcfs", "node3") < 0, "node3 is still a member");
+      for (int n : new int[] {1, 2, 4}) {
+        assertEquals(to, shell(n, "lock backend").out().strip(), "node" + n);
+      }
+      Files.writeString(cluster.mount(4).resolve("from-node4"), "written on node4 after");
+      assertEquals("written on node4 after",
+          Files.readString(cluster.mount(1).resolve("from-node4")));
+    } finally {
+      Faults.signal(frozen, "CONT");
+    }
+    // node3 comes back fenced: its writes fail, nothing it had is committed under the new backend
+    Faults.await("node3's mount refuses writes after its resume", Duration.ofSeconds(60),
+        () -> Sh.run("timeout", "20", "sh", "-c", "echo x >> "
+            + cluster.mount(3).resolve("after-freeze")).exit() != 0);
   }
 
   private static void awaitRecords(Path file) throws Exception {
@@ -190,6 +258,13 @@ class SwitchIT {
       assertTrue(System.nanoTime() < deadline, file + " did not grow after the switch");
       Thread.sleep(20);
     }
+  }
+
+  private static Distribution.Result cli(String... args) throws Exception {
+    Distribution.Result r = cluster.etcfs(args);
+    System.out.println("$ etcfs " + String.join(" ", args) + "  (exit " + r.exit() + ")\n"
+        + r.out() + r.err());
+    return r;
   }
 
   private static Distribution.Result shell(int node, String command) throws Exception {

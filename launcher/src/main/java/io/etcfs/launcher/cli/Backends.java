@@ -32,6 +32,13 @@ final class Backends {
     return check("allocator", name, ALLOCATORS, bundleDir);
   }
 
+  /** The lock backends whose bundle is in {@code bundleDir}, by name. */
+  static java.util.List<String> installedLocks(Path bundleDir) {
+    return LOCKS.entrySet().stream()
+        .filter(e -> Files.isRegularFile(bundleDir.resolve(e.getValue() + ".jar")))
+        .map(Map.Entry::getKey).toList();
+  }
+
   private static String check(String what, String name, Map<String, String> known,
       Path bundleDir) {
     String bundle = known.get(name);

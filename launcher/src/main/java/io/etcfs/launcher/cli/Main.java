@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       MountCommand.class,
       UmountCommand.class,
       StatusCommand.class,
+      SwitchCommand.class,
       ShellCommand.class,
       UpCommand.class,
       DownCommand.class,

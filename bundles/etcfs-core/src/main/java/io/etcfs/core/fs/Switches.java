@@ -14,10 +14,7 @@ import io.etcfs.spi.meta.Watch;
 import io.etcfs.spi.meta.WatchEvent;
 import io.etcfs.spi.meta.WatchListener;
 import io.etcfs.spi.vfs.FsException;
-import java.io.IOException;
-import java.io.StringReader;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
+import io.etcfs.support.switches.SwitchRequests;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -57,11 +54,11 @@ public final class Switches implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(Switches.class.getName());
 
   /** The kinds of strategy that switch. */
-  public static final String LOCK = "lock";
-  public static final String ALLOC = "alloc";
+  public static final String LOCK = SwitchRequests.LOCK;
+  public static final String ALLOC = SwitchRequests.ALLOC;
 
   /** How long the cluster has to stop and drain before the switch rolls back. */
-  public static final Duration DEADLINE = Duration.ofSeconds(30);
+  public static final Duration DEADLINE = SwitchRequests.DEADLINE;
   /** How often the participant looks while a switch is under way; the watch wakes it sooner. */
   private static final long BUSY_POLL_MS = 200;
   /** How often it looks otherwise: only a lost watch makes this matter. */
@@ -88,41 +85,9 @@ public final class Switches implements AutoCloseable {
     void unprepare(String kind, String name);
   }
 
-  /** A switch request, as stored in {@code switch/request}. */
-  record Request(long epoch, String kind, String from, String to, String lock, String alloc,
-      String by, long requested, long deadline, long record) {
-    byte[] encode() {
-      Properties p = new Properties();
-      p.setProperty("epoch", Long.toString(epoch));
-      p.setProperty("kind", kind);
-      p.setProperty("from", from);
-      p.setProperty("to", to);
-      p.setProperty("lock", lock);
-      p.setProperty("alloc", alloc);
-      p.setProperty("requestedBy", by);
-      p.setProperty("requested", Long.toString(requested));
-      p.setProperty("deadline", Long.toString(deadline));
-      p.setProperty("record", Long.toString(record));
-      return store(p);
-    }
-
-    static Request decode(byte[] value) {
-      Properties p = load(value);
-      return new Request(Long.parseLong(p.getProperty("epoch")), p.getProperty("kind"),
-          p.getProperty("from"), p.getProperty("to"), p.getProperty("lock"),
-          p.getProperty("alloc"), p.getProperty("requestedBy"),
-          Long.parseLong(p.getProperty("requested")), Long.parseLong(p.getProperty("deadline")),
-          Long.parseLong(p.getProperty("record")));
-    }
-
-    String describe() {
-      return "switch " + epoch + " of the " + (kind.equals(LOCK) ? "lock backend" : "allocator")
-          + " from " + from + " to " + to + ", requested by " + by;
-    }
-  }
-
   private final MetaStore store;
   private final Keyspace space;
+  private final SwitchRequests requests;
   private final Membership membership;
   private final EtcFs engine;
   private final Binder binder;
@@ -135,12 +100,13 @@ public final class Switches implements AutoCloseable {
   private long answered;
   private long stoppedFor;
   private String prepared;
-  private Request stoppedRequest;
+  private SwitchRequests.Request stoppedRequest;
 
   public Switches(MetaStore store, String fsName, Membership membership, EtcFs engine,
       Binder binder) {
     this.store = store;
     this.space = Keyspace.of(fsName);
+    this.requests = new SwitchRequests(store, space);
     this.membership = membership;
     this.engine = engine;
     this.binder = binder;
@@ -218,7 +184,7 @@ public final class Switches implements AutoCloseable {
       follow(record, recordRevision);
       return true;
     }
-    Optional<KeyValue> requestKv = store.get(requestKey());
+    Optional<KeyValue> requestKv = store.get(requests.requestKey());
     if (requestKv.isEmpty()) {
       if (stoppedFor != 0 || prepared != null) {
         // The cutover deletes the request and rewrites the record at one revision: read after
@@ -232,7 +198,7 @@ public final class Switches implements AutoCloseable {
       }
       return false;
     }
-    Request request = Request.decode(requestKv.get().value());
+    SwitchRequests.Request request = SwitchRequests.Request.decode(requestKv.get().value());
     if (request.record() != recordRevision) {
       rollBack(request, requestKv.get().modRevision(), "the filesystem record changed under it");
       return true;
@@ -246,7 +212,7 @@ public final class Switches implements AutoCloseable {
   }
 
   /** Prepare, stop, drain; then {@code ok} or {@code fail <reason>}. */
-  private void answer(Request request, long requestRevision) {
+  private void answer(SwitchRequests.Request request, long requestRevision) {
     String answer;
     try {
       binder.prepare(request.kind(), request.to());
@@ -265,17 +231,17 @@ public final class Switches implements AutoCloseable {
       LOG.warning(request.describe() + ": cannot take part: " + reason);
     }
     store.commit(new Txn()
-        .when(Compare.modRevision(requestKey(), requestRevision))
+        .when(Compare.modRevision(requests.requestKey(), requestRevision))
         .when(Compare.createRevision(membership.memberKey(), membership.generation()))
-        .then(Op.put(ackKey(membership.nodeName()), answer.getBytes(StandardCharsets.UTF_8))));
+        .then(Op.put(requests.ackKey(membership.nodeName()), answer.getBytes(StandardCharsets.UTF_8))));
   }
 
   /** Cutover once every live member answered ok; rollback on a failure or past the deadline. */
-  private void decide(Request request, long requestRevision, long recordRevision,
+  private void decide(SwitchRequests.Request request, long requestRevision, long recordRevision,
       FsRecord record) {
     Map<String, String> acks = new TreeMap<>();
-    for (KeyValue kv : store.range(space.bytes(Keyspace.SWITCH + "ack/"),
-        Keys.prefixEnd(space.bytes(Keyspace.SWITCH + "ack/")), 0).kvs()) {
+    for (KeyValue kv : store.range(requests.ackPrefix(),
+        Keys.prefixEnd(requests.ackPrefix()), 0).kvs()) {
       acks.put(kv.keyString().substring(kv.keyString().lastIndexOf('/') + 1), kv.valueString());
     }
     Map<String, Long> members = new TreeMap<>();
@@ -310,36 +276,36 @@ public final class Switches implements AutoCloseable {
     }
   }
 
-  private void cutOver(Request request, long requestRevision, long recordRevision,
+  private void cutOver(SwitchRequests.Request request, long requestRevision, long recordRevision,
       FsRecord record, Map<String, Long> members, long firstStop) {
     FsRecord next = new FsRecord(record.uuid(), record.name(), record.blockSize(),
         record.arenaSize(), record.deviceSize(), record.dataStart(), record.arenas(),
         request.lock(), request.alloc(), record.formatted());
     long now = System.currentTimeMillis();
-    Properties h = history(request, "done");
+    Properties h = request.history("done");
     h.setProperty("firstStop", Long.toString(firstStop));
     h.setProperty("cutover", Long.toString(now));
     h.setProperty("nodes", String.join(",", members.keySet()));
     boolean done = store.commit(new Txn()
-        .when(Compare.modRevision(requestKey(), requestRevision))
+        .when(Compare.modRevision(requests.requestKey(), requestRevision))
         .when(Compare.modRevision(space.record(), recordRevision))
         .then(Op.put(space.record(), next.encode()))
-        .then(Op.delete(requestKey()))
-        .then(Op.deletePrefix(space.bytes(Keyspace.SWITCH + "ack/")))
-        .then(Op.put(historyKey(request.epoch()), store(h)))).succeeded();
+        .then(Op.delete(requests.requestKey()))
+        .then(Op.deletePrefix(requests.ackPrefix()))
+        .then(Op.put(requests.historyKey(request.epoch()), SwitchRequests.store(h)))).succeeded();
     if (done) {
       LOG.info(request.describe() + ": cut over by " + membership.nodeName() + " after "
           + (now - firstStop) + " ms");
     }
   }
 
-  private void rollBack(Request request, long requestRevision, String reason) {
+  private void rollBack(SwitchRequests.Request request, long requestRevision, String reason) {
     boolean done = store.commit(new Txn()
-        .when(Compare.modRevision(requestKey(), requestRevision))
-        .then(Op.delete(requestKey()))
-        .then(Op.deletePrefix(space.bytes(Keyspace.SWITCH + "ack/")))
-        .then(Op.put(historyKey(request.epoch()),
-            store(history(request, "rolled back: " + reason))))).succeeded();
+        .when(Compare.modRevision(requests.requestKey(), requestRevision))
+        .then(Op.delete(requests.requestKey()))
+        .then(Op.deletePrefix(requests.ackPrefix()))
+        .then(Op.put(requests.historyKey(request.epoch()),
+            SwitchRequests.store(request.history("rolled back: " + reason))))).succeeded();
     if (done) {
       LOG.warning(request.describe() + ": rolled back by " + membership.nodeName() + ": "
           + reason);
@@ -393,195 +359,30 @@ public final class Switches implements AutoCloseable {
     stoppedRequest = null;
     long resumed = System.currentTimeMillis();
     if (epoch == 0) {
-      epoch = lastEpoch();
+      epoch = requests.lastEpoch();
     }
     if (epoch > 0) {
-      store.commit(new Txn().then(Op.put(resumedKey(epoch, membership.nodeName()),
+      store.commit(new Txn().then(Op.put(requests.resumedKey(epoch, membership.nodeName()),
           Long.toString(resumed).getBytes(StandardCharsets.UTF_8))));
     }
     LOG.info("following the switch to lock backend " + record.lockBackend() + ", allocator "
         + record.allocBackend() + " (record revision " + recordRevision + ")");
   }
 
-  // --- the request side: the shell's lock switch and alloc switch ---
+  // --- the request side: the shell's lock switch ---
 
   /**
-   * Asks the cluster to switch {@code kind} to {@code to} and waits for the outcome.
-   *
-   * @return what was done and the pause, in a few lines
-   * @throws IllegalArgumentException bad input, refused before anything stops
-   * @throws IllegalStateException the switch could not be made (another running, rolled back)
+   * Asks the cluster to switch {@code kind} to {@code to}, as this node, and waits for the
+   * outcome (see {@link SwitchRequests#request}).
    */
   public String request(String kind, String to, Duration wait) throws InterruptedException {
-    Optional<KeyValue> recordKv = store.get(space.record());
-    FsRecord record = FsRecord.decode(recordKv.orElseThrow(
-        () -> new IllegalStateException("no filesystem record")).value());
-    String from = kind.equals(LOCK) ? record.lockBackend() : record.allocBackend();
-    List<String> known = binder.available(kind);
-    if (!known.contains(to)) {
-      throw new IllegalArgumentException("no " + (kind.equals(LOCK) ? "lock backend" : "allocator")
-          + " '" + to + "' here (installed: " + String.join(", ", known) + ")");
-    }
-    if (to.equals(from)) {
-      return "the cluster uses " + (kind.equals(LOCK) ? "lock backend " : "allocator ") + to
-          + " already; nothing to do";
-    }
-    Optional<KeyValue> running = store.get(requestKey());
-    if (running.isPresent()) {
-      throw new IllegalStateException("another switch is running: "
-          + Request.decode(running.get().value()).describe());
-    }
-    long now = System.currentTimeMillis();
-    Request r = new Request(lastEpoch() + 1, kind, from, to,
-        kind.equals(LOCK) ? to : record.lockBackend(),
-        kind.equals(ALLOC) ? to : record.allocBackend(), membership.nodeName(), now,
-        now + DEADLINE.toMillis(), recordKv.get().modRevision());
-    boolean put = store.commit(new Txn()
-        .when(Compare.absent(requestKey()))
-        .when(Compare.modRevision(space.record(), recordKv.get().modRevision()))
-        .then(Op.put(requestKey(), r.encode()))).succeeded();
-    if (!put) {
-      running = store.get(requestKey());
-      throw new IllegalStateException("another switch is running"
-          + running.map(kv -> ": " + Request.decode(kv.value()).describe()).orElse(
-              " or has just ended"));
-    }
     wakeUp();
-    return awaitOutcome(r, wait);
-  }
-
-  private String awaitOutcome(Request r, Duration wait) throws InterruptedException {
-    long deadline = System.nanoTime() + wait.toNanos();
-    Optional<KeyValue> h = Optional.empty();
-    while (System.nanoTime() < deadline
-        && (h = store.get(historyKey(r.epoch()))).isEmpty()) {
-      Thread.sleep(50);
-    }
-    if (h.isEmpty()) {
-      throw new IllegalStateException(r.describe() + ": no outcome after " + wait.toSeconds()
-          + " s; see 'switches'");
-    }
-    Properties p = load(h.get().value());
-    String result = p.getProperty("result");
-    if (!result.equals("done")) {
-      throw new IllegalStateException(r.describe() + ": " + result);
-    }
-    List<String> nodes = List.of(p.getProperty("nodes").split(","));
-    long firstStop = Long.parseLong(p.getProperty("firstStop"));
-    long lastResume = 0;
-    Map<String, Long> resumed = new TreeMap<>();
-    while (System.nanoTime() < deadline) {
-      resumed = resumedAt(r.epoch());
-      if (resumed.keySet().containsAll(nodes)) {
-        break;
-      }
-      Thread.sleep(50);
-    }
-    for (long t : resumed.values()) {
-      lastResume = Math.max(lastResume, t);
-    }
-    long pause = lastResume - firstStop;
-    p.setProperty("pauseMillis", Long.toString(pause));
-    store.commit(new Txn().then(Op.put(historyKey(r.epoch()), store(p))));
-    String kind = r.kind().equals(LOCK) ? "lock backend" : "allocator";
-    List<String> late = new ArrayList<>(nodes);
-    late.removeAll(resumed.keySet());
-    return "switched the " + kind + " from " + r.from() + " to " + r.to() + " (switch "
-        + r.epoch() + ", " + nodes.size() + " node" + (nodes.size() == 1 ? "" : "s") + ": "
-        + String.join(", ", nodes) + ")\n"
-        + "pause: " + pause + " ms, from the first node stopping to the last resuming"
-        + (late.isEmpty() ? "" : " (not resumed yet: " + String.join(", ", late) + ")") + "\n"
-        + "undo: " + r.kind() + " switch " + r.from();
+    return requests.request(kind, to, binder.available(kind), membership.nodeName(), wait);
   }
 
   /** The history, oldest first: one line per switch. */
   public List<String> history() {
-    List<String> lines = new ArrayList<>();
-    for (KeyValue kv : store.range(space.bytes(Keyspace.SWITCHES),
-        Keys.prefixEnd(space.bytes(Keyspace.SWITCHES)), 0).kvs()) {
-      String rel = space.relative(kv.keyString()).substring(Keyspace.SWITCHES.length());
-      if (rel.contains("/")) {
-        continue;
-      }
-      Properties p = load(kv.value());
-      String pause = p.getProperty("pauseMillis");
-      lines.add(Long.parseLong(p.getProperty("epoch")) + " " + p.getProperty("kind") + " "
-          + p.getProperty("from") + " -> " + p.getProperty("to") + " "
-          + java.time.Instant.ofEpochMilli(Long.parseLong(p.getProperty("requested")))
-          + " by " + p.getProperty("requestedBy") + ": " + p.getProperty("result")
-          + (pause == null ? "" : ", pause " + pause + " ms"));
-    }
-    return lines;
-  }
-
-  private Map<String, Long> resumedAt(long epoch) {
-    Map<String, Long> at = new TreeMap<>();
-    byte[] prefix = space.bytes(Keyspace.SWITCHES + Keyspace.hex(epoch) + "/resumed/");
-    for (KeyValue kv : store.range(prefix, Keys.prefixEnd(prefix), 0).kvs()) {
-      at.put(kv.keyString().substring(kv.keyString().lastIndexOf('/') + 1),
-          Long.parseLong(kv.valueString()));
-    }
-    return at;
-  }
-
-  private long lastEpoch() {
-    long last = 0;
-    for (KeyValue kv : store.range(space.bytes(Keyspace.SWITCHES),
-        Keys.prefixEnd(space.bytes(Keyspace.SWITCHES)), 0).kvs()) {
-      String rel = space.relative(kv.keyString()).substring(Keyspace.SWITCHES.length());
-      int slash = rel.indexOf('/');
-      last = Math.max(last, Long.parseUnsignedLong(slash < 0 ? rel : rel.substring(0, slash),
-          16));
-    }
-    return last;
-  }
-
-  private static Properties history(Request r, String result) {
-    Properties h = new Properties();
-    h.setProperty("epoch", Long.toString(r.epoch()));
-    h.setProperty("kind", r.kind());
-    h.setProperty("from", r.from());
-    h.setProperty("to", r.to());
-    h.setProperty("requestedBy", r.by());
-    h.setProperty("requested", Long.toString(r.requested()));
-    h.setProperty("result", result);
-    return h;
-  }
-
-  private byte[] requestKey() {
-    return space.bytes(Keyspace.SWITCH + "request");
-  }
-
-  private byte[] ackKey(String node) {
-    return space.bytes(Keyspace.SWITCH + "ack/" + node);
-  }
-
-  private byte[] historyKey(long epoch) {
-    return space.bytes(Keyspace.SWITCHES + Keyspace.hex(epoch));
-  }
-
-  private byte[] resumedKey(long epoch, String node) {
-    return space.bytes(Keyspace.SWITCHES + Keyspace.hex(epoch) + "/resumed/" + node);
-  }
-
-  private static byte[] store(Properties p) {
-    StringWriter w = new StringWriter();
-    try {
-      p.store(w, null);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return w.toString().getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static Properties load(byte[] value) {
-    Properties p = new Properties();
-    try {
-      p.load(new StringReader(new String(value, StandardCharsets.UTF_8)));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return p;
+    return requests.history();
   }
 
   @Override
