@@ -67,6 +67,7 @@ final class Removes {
       return;
     }
     boolean busy = open.isOpen(ino);
+    tx.afterCommit(ctx.releasing::unlinked); // a write that finds no space waits a moment
     if (!busy && purger.removeNow(tx, ino)) {
       return;
     }

@@ -59,11 +59,21 @@ final class Reservations {
   FsException logged(FsException noSpace) {
     long now = System.nanoTime();
     long last = loggedAt.get();
-    if ((last == 0 || now - last > QUIET_NANOS) && loggedAt.compareAndSet(last, now)) {
+    // another file's ENOSPC is logged at once: a full device's writer is quiet, the next
+    // file's answer (the one a test or an operator asks about) is not hidden behind it
+    java.util.regex.Matcher m = INODE.matcher(String.valueOf(noSpace.getMessage()));
+    String about = m.find() ? m.group() : "";
+    boolean other = !about.equals(loggedAbout);
+    if ((last == 0 || other || now - last > QUIET_NANOS) && loggedAt.compareAndSet(last, now)) {
+      loggedAbout = about;
       LOG.warning("answered ENOSPC: " + noSpace.getMessage());
     }
     return noSpace;
   }
+
+  private volatile String loggedAbout = "";
+  private static final java.util.regex.Pattern INODE = java.util.regex.Pattern.compile(
+      "inode \\d+");
 
   /**
    * Gives back what no buffered block needs any more: blocks dropped by a truncate, by a lost
