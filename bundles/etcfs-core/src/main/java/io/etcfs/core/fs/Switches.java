@@ -95,6 +95,7 @@ public final class Switches implements AutoCloseable {
   private final Object wake = new Object();
   private volatile boolean closed;
   private boolean woken;
+  private String lastError;
   private final List<Watch> watches = new ArrayList<>();
   /** The epoch this node answered, and the one whose gate it closed (0: none). */
   private long answered;
@@ -155,9 +156,15 @@ public final class Switches implements AutoCloseable {
       boolean busy;
       try {
         busy = step();
+        lastError = null;
       } catch (FsException | RuntimeException e) {
-        LOG.log(Level.WARNING, "switch: " + e.getMessage(), e);
-        busy = true;
+        // Once per distinct failure (etcd away fails every look the same way), then quietly.
+        String what = String.valueOf(e.getMessage());
+        if (!what.equals(lastError)) {
+          LOG.log(Level.WARNING, "switch: " + what, e);
+        }
+        lastError = what;
+        busy = false;
       }
       synchronized (wake) {
         if (!woken && !closed) {
