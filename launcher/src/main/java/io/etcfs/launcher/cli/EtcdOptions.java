@@ -65,6 +65,24 @@ final class EtcdOptions {
     return env == null ? "" : env;
   }
 
+  /** A filesystem in an etcd: where to connect and its name. */
+  record Filesystem(EtcdConnection connection, String name) {}
+
+  /**
+   * The filesystem a command is about: a local cluster's ({@code dir}, made by {@code etcfs
+   * up}) or the one named {@code name} (default etcfs) in the etcd these options reach.
+   */
+  Filesystem filesystem(java.nio.file.Path dir, String name) throws java.io.IOException {
+    if (dir != null && endpoints != null) {
+      throw new UserError("give either --dir or --etcd, not both");
+    }
+    if (dir != null) {
+      ClusterEnv env = ClusterEnv.read(dir);
+      return new Filesystem(EtcdConnection.of(env.etcd()), name != null ? name : env.fsName());
+    }
+    return new Filesystem(connection(), name != null ? name : "etcfs");
+  }
+
   /** Connects, checking the endpoints and credentials with one bounded request. */
   EtcdMetaStore connect() {
     return connect(connection());

@@ -2,7 +2,6 @@ package io.etcfs.launcher.cli;
 
 import io.etcfs.etcd.client.EtcdMetaStore;
 import io.etcfs.launcher.UserError;
-import io.etcfs.launcher.node.EtcdConnection;
 import io.etcfs.spi.alloc.BlockOwner;
 import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.fs.Keyspace;
@@ -29,21 +28,9 @@ final class StatusCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
-    if (dir != null && etcd.endpoints != null) {
-      throw new UserError("give either --dir or --etcd, not both");
-    }
-    EtcdConnection conn;
-    String fs;
-    if (dir != null) {
-      ClusterEnv env = ClusterEnv.read(dir);
-      conn = EtcdConnection.of(env.etcd());
-      fs = name != null ? name : env.fsName();
-    } else {
-      conn = etcd.connection();
-      fs = name != null ? name : "etcfs";
-    }
-    try (EtcdMetaStore store = EtcdOptions.connect(conn)) {
-      print(store, fs);
+    EtcdOptions.Filesystem fs = etcd.filesystem(dir, name);
+    try (EtcdMetaStore store = EtcdOptions.connect(fs.connection())) {
+      print(store, fs.name());
     }
     return 0;
   }

@@ -2,7 +2,6 @@ package io.etcfs.launcher.cli;
 
 import io.etcfs.etcd.client.EtcdMetaStore;
 import io.etcfs.launcher.UserError;
-import io.etcfs.launcher.node.EtcdConnection;
 import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.support.switches.SwitchRequests;
 import java.net.InetAddress;
@@ -50,21 +49,9 @@ final class SwitchCommand implements Callable<Integer> {
       throw new UserError("switch --alloc " + target.alloc + ": a live switch of the allocator"
           + " is not built yet; nothing was changed (switch --lock works)");
     }
-    if (dir != null && etcd.endpoints != null) {
-      throw new UserError("give either --dir or --etcd, not both");
-    }
-    EtcdConnection conn;
-    String fs;
-    if (dir != null) {
-      ClusterEnv env = ClusterEnv.read(dir);
-      conn = EtcdConnection.of(env.etcd());
-      fs = name != null ? name : env.fsName();
-    } else {
-      conn = etcd.connection();
-      fs = name != null ? name : "etcfs";
-    }
-    try (EtcdMetaStore store = EtcdOptions.connect(conn)) {
-      SwitchRequests requests = new SwitchRequests(store, Keyspace.of(fs));
+    EtcdOptions.Filesystem fs = etcd.filesystem(dir, name);
+    try (EtcdMetaStore store = EtcdOptions.connect(fs.connection())) {
+      SwitchRequests requests = new SwitchRequests(store, Keyspace.of(fs.name()));
       String by = "etcfs switch on " + InetAddress.getLocalHost().getHostName();
       try {
         System.out.println(requests.request(SwitchRequests.LOCK, target.lock,

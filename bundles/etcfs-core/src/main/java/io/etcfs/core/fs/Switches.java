@@ -100,8 +100,8 @@ public final class Switches implements AutoCloseable {
   /** The epoch this node answered, and the one whose gate it closed (0: none). */
   private long answered;
   private long stoppedFor;
-  private String prepared;
-  private SwitchRequests.Request stoppedRequest;
+  /** The request whose target this node prepared, until it is switched to or rolled back. */
+  private SwitchRequests.Request prepared;
 
   public Switches(MetaStore store, String fsName, Membership membership, EtcFs engine,
       Binder binder) {
@@ -223,10 +223,9 @@ public final class Switches implements AutoCloseable {
     String answer;
     try {
       binder.prepare(request.kind(), request.to());
-      prepared = request.kind() + " " + request.to();
+      prepared = request;
       engine.switchStop(true);
       stoppedFor = request.epoch();
-      stoppedRequest = request;
       long left = Math.max(1, request.deadline() - System.currentTimeMillis());
       engine.switchDrain(System.nanoTime() + left * 1_000_000);
       answer = "ok " + Keyspace.hex(membership.generation()) + " " + engine.switchStoppedAt();
@@ -322,15 +321,13 @@ public final class Switches implements AutoCloseable {
   /** The request is gone and the record unchanged: the gate opens on the old backends. */
   private void rolledBack() {
     if (prepared != null) {
-      String[] p = prepared.split(" ");
-      binder.unprepare(p[0], p[1]);
+      binder.unprepare(prepared.kind(), prepared.to());
       prepared = null;
     }
     if (stoppedFor != 0) {
       engine.switchAbort();
       LOG.info("switch " + stoppedFor + " rolled back: resuming on the backends in use");
       stoppedFor = 0;
-      stoppedRequest = null;
     }
   }
 
@@ -363,7 +360,6 @@ public final class Switches implements AutoCloseable {
     binder.retireOthers(record.lockBackend(), record.allocBackend());
     prepared = null;
     stoppedFor = 0;
-    stoppedRequest = null;
     long resumed = System.currentTimeMillis();
     if (epoch == 0) {
       epoch = requests.lastEpoch();
