@@ -12,7 +12,8 @@ import io.etcfs.spi.vfs.FsException;
  * and an EIO only if the switch outlasts its wait.
  */
 final class SwitchGate {
-  private boolean closed;
+  /** Volatile: every lock a call asks for reads it, and a lock there would be contended. */
+  private volatile boolean closed;
   private long closedAt;
   private long closedAtNanos;
 
@@ -31,7 +32,7 @@ final class SwitchGate {
     notifyAll();
   }
 
-  synchronized boolean closed() {
+  boolean closed() {
     return closed;
   }
 
@@ -70,10 +71,8 @@ final class SwitchGate {
    * @return true once the gate is open
    */
   boolean awaitOpen(long deadlineNanos, long sliceMillis) throws FsException {
-    synchronized (this) {
-      if (!closed) {
-        return true;
-      }
+    if (!closed) {
+      return true;
     }
     NoWait.check(); // a thread that must not wait is never sent here while a switch runs
     synchronized (this) {
