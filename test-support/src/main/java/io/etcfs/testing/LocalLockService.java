@@ -41,6 +41,13 @@ public final class LocalLockService implements LockService {
       t.setDaemon(true);
       return t;
     });
+
+    /** Whether a lock on {@code inode} is being recalled: another node asked for it. */
+    public boolean recalling(long inode) {
+      synchronized (this) {
+        return recalling.stream().anyMatch(l -> l.inode() == inode);
+      }
+    }
   }
 
   private final Table table;

@@ -104,6 +104,15 @@ public final class SwitchRequests {
    */
   public String request(String kind, String to, List<String> available, String by,
       Duration wait) throws InterruptedException {
+    return request(kind, to, available, by, wait, DEADLINE);
+  }
+
+  /**
+   * As above, with {@code deadline} in place of {@link #DEADLINE} for the nodes to stop and
+   * drain (tests).
+   */
+  public String request(String kind, String to, List<String> available, String by,
+      Duration wait, Duration deadline) throws InterruptedException {
     Optional<KeyValue> recordKv = store.get(space.record());
     FsRecord record = FsRecord.decode(recordKv.orElseThrow(() -> new IllegalStateException(
         "no filesystem '" + space.name() + "' in etcd")).value());
@@ -123,7 +132,7 @@ public final class SwitchRequests {
     long now = System.currentTimeMillis();
     Request r = new Request(lastEpoch() + 1, kind, from, to,
         kind.equals(LOCK) ? to : record.lockBackend(),
-        kind.equals(ALLOC) ? to : record.allocBackend(), by, now, now + DEADLINE.toMillis(),
+        kind.equals(ALLOC) ? to : record.allocBackend(), by, now, now + deadline.toMillis(),
         recordKv.get().modRevision());
     boolean put = store.commit(new Txn()
         .when(Compare.absent(requestKey()))
@@ -141,8 +150,21 @@ public final class SwitchRequests {
   private String awaitOutcome(Request r, Duration wait) throws InterruptedException {
     long deadline = System.nanoTime() + wait.toNanos();
     Optional<KeyValue> h = Optional.empty();
+    // Past the request's deadline by half its length again, no node has decided: each node's
+    // part was stuck (a backend slow to start, say) or every member is gone. The asker rolls it
+    // back then, so that a switch never stays in the way of the next one.
+    long giveUp = r.deadline() + (r.deadline() - r.requested()) / 2;
     while (System.nanoTime() < deadline
         && (h = store.get(historyKey(r.epoch()))).isEmpty()) {
+      if (System.currentTimeMillis() > giveUp) {
+        Optional<KeyValue> still = store.get(requestKey());
+        if (still.isPresent() && Request.decode(still.get().value()).epoch() == r.epoch()) {
+          rollBack(r, still.get().modRevision(), "no node decided within "
+              + (giveUp - r.requested()) / 1000 + " s (see the nodes' logs)");
+        }
+        giveUp = Long.MAX_VALUE;
+        continue;
+      }
       Thread.sleep(50);
     }
     if (h.isEmpty()) {
@@ -204,6 +226,22 @@ public final class SwitchRequests {
         + (gone.isEmpty() ? "" : " (left the cluster since: " + String.join(", ", gone) + ")")
         + "\n"
         + "undo: " + r.kind() + " switch " + r.from();
+  }
+
+  /**
+   * Rolls {@code request} back if it is still the one at {@code revision}: the request and the
+   * answers deleted and the history written, in one transaction; every node sees the request
+   * gone and the record unchanged, and resumes on the backends it never left.
+   *
+   * @return whether this call rolled it back (false: it was decided meanwhile)
+   */
+  public boolean rollBack(Request request, long revision, String reason) {
+    return store.commit(new Txn()
+        .when(Compare.modRevision(requestKey(), revision))
+        .then(Op.delete(requestKey()))
+        .then(Op.deletePrefix(ackPrefix()))
+        .then(Op.put(historyKey(request.epoch()),
+            store(request.history("rolled back: " + reason))))).succeeded();
   }
 
   /** The history, oldest first: one line per switch. */

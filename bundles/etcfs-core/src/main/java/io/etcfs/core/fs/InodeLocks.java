@@ -111,9 +111,12 @@ final class InodeLocks implements RecallHandler {
   HeldLock hold(long ino, LockMode mode) throws FsException {
     NoWait.check(); // a lock may take a round trip, or a recall elsewhere
     long deadline = System.nanoTime() + WAIT.toNanos();
-    HeldLock early = passGate(ino, mode, deadline);
-    if (early != null) {
-      return early; // the kernel's write-back for a hand-over: see goingLock
+    Pass early = passGate(ino, mode, deadline);
+    if (early.going() != null) {
+      return early.going(); // the kernel's write-back for a hand-over: see goingLock
+    }
+    if (early.counted()) {
+      acquiring.decrementAndGet(); // admitted: the loop below counts it again
     }
     LockService s = service();
     HeldLock queued = current.get(ino);
@@ -136,44 +139,60 @@ final class InodeLocks implements RecallHandler {
       }
       // Past the going lock: the kernel's write-back of a lock being let go by a switch's drain
       // is served under that lock; anything that needs a lock waits for the switch to end,
-      // and then asks the backend bound after it.
-      if (gate.closed()) {
-        going = passGate(ino, mode, deadline);
-        if (going != null) {
-          return going;
-        }
-        s = service();
-      }
+      // and then asks the backend bound after it. Counted before the gate is looked at, until
+      // the grant is in current: see acquiring.
+      boolean counted = true;
+      acquiring.incrementAndGet();
       try {
-        lock = s.acquire(ino, mode, waitFor(ino, mode, deadline));
-      } catch (IllegalStateException e) {
-        if (gate.closed() || service.get() != s) {
-          // the backend was stopped by a switch while this call waited in it: ask the next
-          if (passGate(ino, mode, deadline) == null) {
-            s = service();
+        if (gate.closed()) {
+          acquiring.decrementAndGet();
+          counted = false;
+          Pass pass = passGate(ino, mode, deadline);
+          if (pass.going() != null) {
+            return pass.going();
           }
+          counted = pass.counted(); // admitted through the closed gate by the drain
+          s = service();
+          if (!counted) {
+            continue; // the gate opened: count this call, and look again
+          }
+        }
+        try {
+          lock = s.acquire(ino, mode, waitFor(ino, mode, deadline));
+        } catch (IllegalStateException e) {
+          if (gate.closed() || service.get() != s) {
+            // the backend was stopped by a switch while this call waited in it: ask the next
+            // once the gate opens
+            if (!gate.closed()) {
+              s = service();
+            }
+            continue;
+          }
+          throw e;
+        } catch (LockTimeoutException e) {
+          if (System.nanoTime() < deadline) {
+            continue; // a sliced wait for a lock this node holds: look at it again
+          }
+          throw new FsException(Errno.EIO, e.getMessage());
+        } catch (UnsupportedOperationException e) {
+          throw notBuilt(s, e);
+        }
+        before = current.put(ino, lock);
+        // letGo records the lock before it forgets it: seen here, it was let go meanwhile.
+        if (lock.equals(lastGone.get(ino))) {
+          current.remove(ino, lock);
+          Thread.onSpinWait();
           continue;
         }
-        throw e;
-      } catch (LockTimeoutException e) {
-        if (System.nanoTime() < deadline) {
-          continue; // a sliced wait for a lock this node holds: look at it again
+        if (before != lock) {
+          lastGone.remove(ino); // a newer grant: the old lock can no longer be handed out
         }
-        throw new FsException(Errno.EIO, e.getMessage());
-      } catch (UnsupportedOperationException e) {
-        throw notBuilt(s, e);
+        break;
+      } finally {
+        if (counted) {
+          acquiring.decrementAndGet();
+        }
       }
-      before = current.put(ino, lock);
-      // letGo records the lock before it forgets it: seen here, it was let go meanwhile.
-      if (lock.equals(lastGone.get(ino))) {
-        current.remove(ino, lock);
-        Thread.onSpinWait();
-        continue;
-      }
-      if (before != lock) {
-        lastGone.remove(ino); // a newer grant: the old lock can no longer be handed out
-      }
-      break;
     }
     if (before != lock && !ctx.cache.awaitRevision(caughtUp(lock), CATCH_UP_MS)) {
       forgetCached(ino); // the cache cannot say it is that new
@@ -284,12 +303,24 @@ final class InodeLocks implements RecallHandler {
    * unadopted.
    */
   HeldLock provisional(long ino) throws FsException {
-    gate.pass(System.nanoTime() + WAIT.toNanos()); // no new lock while a switch drains
-    LockService s = service();
-    HeldLock lock = new HeldLock(ino, LockMode.EXCLUSIVE, 0, s.session().id(), 0);
-    provisionals.put(ino, lock);
-    current.put(ino, lock);
-    return lock;
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (true) { // no new lock while a switch drains; counted as hold counts (acquiring)
+      acquiring.incrementAndGet();
+      if (!gate.closed()) {
+        break;
+      }
+      acquiring.decrementAndGet();
+      gate.pass(deadline);
+    }
+    try {
+      LockService s = service();
+      HeldLock lock = new HeldLock(ino, LockMode.EXCLUSIVE, 0, s.session().id(), 0);
+      provisionals.put(ino, lock);
+      current.put(ino, lock);
+      return lock;
+    } finally {
+      acquiring.decrementAndGet();
+    }
   }
 
   /** The locks {@link #provisional} made, until adopted or dropped. */
@@ -328,6 +359,17 @@ final class InodeLocks implements RecallHandler {
    */
   private void adopt(LockService s, CreateGrant grant, long revision,
       io.etcfs.spi.fs.InodeFence mine) {
+    if (gate.closed() && !provisionals.containsKey(grant.inode())) {
+      // A create that committed while a switch drains: its lock is not taken up, as no grant
+      // may come in then (see acquiring); the file's first write asks through the gate. A
+      // queued create's is, as the drain waits for it (see drain).
+      try {
+        s.abandonCreated(grant);
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "inode " + grant.inode() + ": " + e.getMessage());
+      }
+      return;
+    }
     HeldLock lock;
     try {
       lock = s.adoptCreated(grant, revision);
@@ -457,6 +499,17 @@ final class InodeLocks implements RecallHandler {
 
   /** The shared locks of {@link #prefetch}: asked for, and registered as they are granted. */
   private void prefetchLocks(LockService s, long ino, List<Long> inos) {
+    acquiring.incrementAndGet(); // see acquiring: none of these may come after a drain
+    try {
+      if (!gate.closed()) {
+        prefetchLocksCounted(s, ino, inos);
+      }
+    } finally {
+      acquiring.decrementAndGet();
+    }
+  }
+
+  private void prefetchLocksCounted(LockService s, long ino, List<Long> inos) {
     List<HeldLock> got;
     try {
       got = s.prefetchShared(inos);
@@ -515,9 +568,9 @@ final class InodeLocks implements RecallHandler {
    * the kernel write back or drop the file's pages, and a write in flight holds some of them
    * locked until it is answered. Served under the going lock, that write lets the hand-over on.
    */
-  private HeldLock passGate(long ino, LockMode mode, long deadline) throws FsException {
+  private Pass passGate(long ino, LockMode mode, long deadline) throws FsException {
     if (!gate.closed()) {
-      return goingLock(ino, mode);
+      return new Pass(goingLock(ino, mode), false);
     }
     HeldLock held = current.get(ino);
     boolean upgrade = mode == LockMode.EXCLUSIVE && held != null
@@ -529,13 +582,17 @@ final class InodeLocks implements RecallHandler {
       while (true) {
         HeldLock going = goingLock(ino, mode);
         if (going != null) {
-          return going;
+          return new Pass(going, false);
         }
+        // The drain lets this upgrade through first (see drain): counted while it is admitted,
+        // so that the drain, which ends only with none counted, waits for its grant.
+        acquiring.incrementAndGet();
         if (admitted.contains(ino)) {
-          return null; // the drain lets this upgrade through first: see drain
+          return new Pass(null, true);
         }
+        acquiring.decrementAndGet();
         if (gate.awaitOpen(deadline, GATE_SLICE_MS)) {
-          return goingLock(ino, mode);
+          return new Pass(goingLock(ino, mode), false);
         }
       }
     } finally {
@@ -553,6 +610,25 @@ final class InodeLocks implements RecallHandler {
   void attachBound() throws FsException {
     service();
   }
+
+  /**
+   * What {@link #passGate} found: the going lock to serve the call under, or none; {@code
+   * counted} if the drain admitted the call through the closed gate, counted in {@link
+   * #acquiring} (the caller uncounts it).
+   */
+  private record Pass(HeldLock going, boolean counted) {}
+
+  /**
+   * Calls on their way to a grant from the backend ({@link #hold}, {@link #provisional}, {@link
+   * #prefetchLocks}), each counted from before it looks at the gate until its grant is in {@link
+   * #current}. A switch's drain ends only when it finds none counted and nothing held, after the
+   * gate closed: so no grant of the backend being left arrives after this node answered that it
+   * holds nothing — such a grant's writes could never commit (its fence names the old record
+   * revision), and were lost with an EIO at the file's close (found by the experiment runner
+   * under load: a lock asked for just before the gate closed was granted after the drain).
+   */
+  private final java.util.concurrent.atomic.AtomicInteger acquiring =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   /** Calls at the gate that want the exclusive lock of a file held shared here, by inode. */
   private final Map<Long, Integer> upgradeWaiters = new ConcurrentHashMap<>();
@@ -574,10 +650,15 @@ final class InodeLocks implements RecallHandler {
    */
   void drain(long deadlineNanos) throws FsException {
     try {
-      while (!current.isEmpty()) {
+      while (!current.isEmpty() || acquiring.get() > 0) {
         if (System.nanoTime() > deadlineNanos) {
-          throw new FsException(Errno.EIO, "locks still held after the drain's time: inodes "
-              + heldInodes());
+          throw new FsException(Errno.EIO, current.isEmpty()
+              ? acquiring.get() + " lock requests still waiting after the drain's time"
+              : "locks still held after the drain's time: inodes " + heldInodes());
+        }
+        if (current.isEmpty()) {
+          sleepQuietly(2); // a request made before the gate closed: its grant is let go next
+          continue;
         }
         boolean waited = false;
         for (HeldLock lock : List.copyOf(current.values())) {

@@ -112,6 +112,18 @@ public final class Switches implements AutoCloseable {
   private SwitchRequests.Request prepared;
   /** The switch this node last said it could not follow (0: none). */
   private long reportedFailure;
+  /**
+   * Where the backends are prepared, bound and let go, one at a time and off the worker: a
+   * backend slow to start (a Hazelcast member that cannot join holds its activation for up to
+   * its start timeout) must not keep this node from answering, nor from deciding, by the
+   * deadline. A prepare that finishes after its switch rolled back is let go after it, in turn.
+   */
+  private final java.util.concurrent.ExecutorService backends =
+      java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "etcfs-switch-backends");
+        t.setDaemon(true);
+        return t;
+      });
 
   public Switches(MetaStore store, String fsName, Membership membership, EtcFs engine,
       Binder binder) {
@@ -232,8 +244,8 @@ public final class Switches implements AutoCloseable {
   private void answer(SwitchRequests.Request request, long requestRevision) {
     String answer;
     try {
-      binder.prepare(request.kind(), request.to());
-      prepared = request;
+      prepared = request; // a rollback lets it go, even once it is ready only later
+      prepareWithin(request);
       engine.switchStop(true);
       stoppedFor = request.epoch();
       long left = Math.max(1, request.deadline() - System.currentTimeMillis());
@@ -246,10 +258,43 @@ public final class Switches implements AutoCloseable {
           + ": " + reason.replace('\n', ' ');
       LOG.warning(request.describe() + ": cannot take part: " + reason);
     }
+    if (closed) {
+      return; // this node is leaving: its member key goes, and the switch goes on without it
+    }
     store.commit(new Txn()
         .when(Compare.modRevision(requests.requestKey(), requestRevision))
         .when(Compare.createRevision(membership.memberKey(), membership.generation()))
         .then(Op.put(requests.ackKey(membership.nodeName()), answer.getBytes(StandardCharsets.UTF_8))));
+  }
+
+  /**
+   * Prepares the target on {@link #backends}, waiting for two thirds of the time left to the
+   * deadline at most (the drain has the rest).
+   */
+  private void prepareWithin(SwitchRequests.Request request) throws Exception {
+    long budget = Math.max(1, (request.deadline() - System.currentTimeMillis()) * 2 / 3);
+    java.util.concurrent.Future<Object> ready = backends.submit(() -> {
+      binder.prepare(request.kind(), request.to());
+      return null;
+    });
+    try {
+      ready.get(budget, java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new IllegalStateException(SwitchRequests.what(request.kind()) + " "
+          + request.to() + " was not ready within " + Math.max(1, budget / 1000)
+          + " s (still starting; see the node's log)");
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw e.getCause() instanceof Exception x ? x : e;
+    }
+  }
+
+  /** Runs {@code task} on {@link #backends} and waits for it: after any prepare still running. */
+  private void onBackends(java.util.concurrent.Callable<Object> task) throws Exception {
+    try {
+      backends.submit(task).get();
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw e.getCause() instanceof Exception x ? x : e;
+    }
   }
 
   /** Cutover once every live member answered ok; rollback on a failure or past the deadline. */
@@ -333,13 +378,7 @@ public final class Switches implements AutoCloseable {
   }
 
   private void rollBack(SwitchRequests.Request request, long requestRevision, String reason) {
-    boolean done = store.commit(new Txn()
-        .when(Compare.modRevision(requests.requestKey(), requestRevision))
-        .then(Op.delete(requests.requestKey()))
-        .then(Op.deletePrefix(requests.ackPrefix()))
-        .then(Op.put(requests.historyKey(request.epoch()),
-            SwitchRequests.store(request.history("rolled back: " + reason))))).succeeded();
-    if (done) {
+    if (requests.rollBack(request, requestRevision, reason)) {
       LOG.warning(request.describe() + ": rolled back by " + membership.nodeName() + ": "
           + reason);
     }
@@ -348,7 +387,9 @@ public final class Switches implements AutoCloseable {
   /** The request is gone and the record unchanged: the gate opens on the old backends. */
   private void rolledBack() {
     if (prepared != null) {
-      binder.unprepare(prepared.kind(), prepared.to());
+      SwitchRequests.Request was = prepared;
+      // after the prepare, if that is still running
+      backends.execute(() -> binder.unprepare(was.kind(), was.to()));
       prepared = null;
     }
     if (stoppedFor != 0) {
@@ -376,7 +417,10 @@ public final class Switches implements AutoCloseable {
       }
     }
     try {
-      binder.bind(record.lockBackend(), record.allocBackend());
+      onBackends(() -> {
+        binder.bind(record.lockBackend(), record.allocBackend());
+        return null;
+      });
     } catch (Exception e) {
       // The gate stays closed and the guard refuses the old backends: this node cannot go on.
       // Said where the asker looks (it stops waiting for this node), once per switch.
@@ -391,7 +435,14 @@ public final class Switches implements AutoCloseable {
       throw new FsException(io.etcfs.spi.vfs.Errno.EIO, reason);
     }
     engine.switchFollow(recordRevision);
-    binder.retireOthers(record.lockBackend(), record.allocBackend());
+    try {
+      onBackends(() -> {
+        binder.retireOthers(record.lockBackend(), record.allocBackend());
+        return null;
+      });
+    } catch (Exception e) {
+      LOG.log(Level.WARNING, "letting the old backends go: " + e.getMessage(), e);
+    }
     prepared = null;
     stoppedFor = 0;
     long resumed = System.currentTimeMillis();
@@ -428,5 +479,6 @@ public final class Switches implements AutoCloseable {
     watches.forEach(Watch::close);
     wakeUp();
     worker.interrupt();
+    backends.shutdownNow();
   }
 }

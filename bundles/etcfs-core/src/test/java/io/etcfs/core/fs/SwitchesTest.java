@@ -8,6 +8,7 @@ import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.vfs.Caller;
 import io.etcfs.spi.vfs.OpenFile;
 import io.etcfs.spi.vfs.Vfs;
+import io.etcfs.support.switches.SwitchRequests;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -45,6 +46,8 @@ class SwitchesTest {
     volatile String refuse;
     volatile String bindFails;
     volatile List<String> areas = List.of("freemap/");
+    /** While set, {@code prepare} waits for it (a backend slow to start). */
+    volatile java.util.concurrent.CountDownLatch holdPrepare;
 
     @Override
     public List<String> available(String kind) {
@@ -54,6 +57,14 @@ class SwitchesTest {
     @Override
     public void prepare(String kind, String name) {
       calls.add("prepare " + kind + " " + name);
+      java.util.concurrent.CountDownLatch hold = holdPrepare;
+      if (hold != null) {
+        try {
+          hold.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       if (refuse != null) {
         throw new IllegalStateException(refuse);
       }
@@ -294,5 +305,96 @@ class SwitchesTest {
         sa.request(Switches.LOCK, "etcd", Duration.ofSeconds(10)));
     assertEquals(List.of(), ba.calls);
     assertEquals(List.of(), sa.history());
+  }
+
+  SwitchRequests asker() {
+    return new SwitchRequests(fx.store, io.etcfs.spi.fs.Keyspace.of(FsFixture.FS));
+  }
+
+  /**
+   * A target that takes longer to start than the switch has (a Hazelcast member that cannot
+   * join) does not hold the switch: its node answers that it was not ready, the switch rolls
+   * back by its deadline, everyone resumes, and the target is let go once it did start.
+   */
+  @Test
+  void aTargetSlowToStartRollsTheSwitchBackByItsDeadline() throws Exception {
+    java.util.concurrent.CountDownLatch slowStart = new java.util.concurrent.CountDownLatch(1);
+    bb.holdPrepare = slowStart;
+    OpenFile f = a.fs.create(Vfs.ROOT, "h", 0644, 2, ROOT);
+    f.write(bytes("kept"), 0);
+    long t0 = System.nanoTime();
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> asker().request(Switches.LOCK, "other", ba.available(Switches.LOCK), "test",
+            Duration.ofSeconds(60), Duration.ofSeconds(3)));
+    assertTrue(e.getMessage().contains("rolled back: b: lock backend other was not ready within"),
+        e.getMessage());
+    assertTrue(System.nanoTime() - t0 < 20_000_000_000L, "rolled back by the deadline");
+    assertEquals("etcd", record().lockBackend(), "the record is unchanged");
+    f.write(bytes(" and more"), 4); // a resumed on the old backend
+    f.release();
+    assertEquals("kept and more", read(b, "h"));
+    slowStart.countDown(); // b's target starts after all: b lets it go again
+    long deadline = System.nanoTime() + 20_000_000_000L;
+    while (!bb.calls.contains("unprepare lock other") && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertEquals(List.of("prepare lock other", "unprepare lock other"), bb.calls);
+  }
+
+  /**
+   * A switch no node decides (every member's part stopped: here none runs at all) is rolled
+   * back by its asker half its deadline after it, so it never stands in the way of the next.
+   */
+  @Test
+  void aSwitchNoNodeDecidesIsRolledBackByItsAsker() throws Exception {
+    sa.close();
+    sb.close();
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> asker().request(Switches.LOCK, "other", ba.available(Switches.LOCK), "test",
+            Duration.ofSeconds(30), Duration.ofSeconds(1)));
+    assertTrue(e.getMessage().endsWith("rolled back: no node decided within 1 s (see the nodes'"
+        + " logs)"), e.getMessage());
+    assertEquals("etcd", record().lockBackend(), "the record is unchanged");
+    assertTrue(fx.store.get(asker().requestKey()).isEmpty(), "no request left");
+    assertTrue(asker().history().get(0).contains(": rolled back: no node decided"),
+        asker().history().toString());
+  }
+
+  /**
+   * A lock this node asked for before its gate closed, granted only after (its holder elsewhere
+   * was still committing): the drain waits for the grant and lets it go, with what was written
+   * under it, before this node answers. Before, the drain found nothing held and answered at
+   * once, the grant came after, and what was written under it could never commit (its fence
+   * names the record revision before the cutover): EIO at close, the bytes lost. Found by the
+   * experiment runner on a loaded machine.
+   */
+  @Test
+  void aLockAskedForBeforeTheGateClosedIsLetGoByTheDrainNotUsedAfterIt() throws Exception {
+    OpenFile fa = a.fs.create(Vfs.ROOT, "r", 0644, 2, ROOT);
+    long ino = b.fs.lookup(Vfs.ROOT, "r", ROOT).ino();
+    OpenFile fb = b.fs.open(ino, 2, ROOT);
+    fa.write(bytes("A"), 0); // a holds the file's exclusive lock, "A" buffered under it
+    assertTrue(a.lockService.holds(ino) && !b.lockService.holds(ino));
+    slow.delayMs = 1500; // a's commit at the recall takes that long: b's request waits for it
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      java.util.concurrent.Future<Integer> wrote = pool.submit(() -> fb.write(bytes("B"), 1));
+      long deadline = System.nanoTime() + 20_000_000_000L;
+      while (!fx.locks.recalling(ino)) { // b asked for the lock: a is being recalled
+        assertTrue(System.nanoTime() < deadline, "b never asked for the lock");
+        Thread.sleep(5);
+      }
+      String said = asker().request(Switches.LOCK, "other", ba.available(Switches.LOCK),
+          "test", Duration.ofSeconds(60));
+      assertTrue(said.startsWith("switched the lock backend from etcd to other"), said);
+      assertEquals(1, wrote.get(30, java.util.concurrent.TimeUnit.SECONDS));
+    } finally {
+      pool.shutdownNow();
+    }
+    slow.delayMs = 0;
+    fb.release(); // b's "B" was committed by its drain: nothing is left to fail here
+    fa.release();
+    assertEquals("AB", read(a, "r"));
   }
 }
