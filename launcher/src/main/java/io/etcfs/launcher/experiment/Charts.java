@@ -52,17 +52,21 @@ public final class Charts {
       data.addSeries(x);
     }
     XYSeries switching = new XYSeries("switching (all nodes still driving)", false, true);
+    XYSeries warmup = new XYSeries("warm-up (not measured)", false, true);
     for (Results.Sample p : run.samples) {
       Results.Segment g = run.segments.get(p.segment());
       double ops = p.millis() > 0 ? p.total() * 1000.0 / p.millis() : 0;
       double t = p.at() / 1000.0;
       if (g.kind().equals(Results.Segment.PHASE)) {
         series.get(g.strategy()).add(t, ops);
+      } else if (g.kind().equals(Results.Segment.WARMUP)) {
+        warmup.add(t, ops);
       } else {
         switching.add(t, ops);
       }
     }
     data.addSeries(switching);
+    data.addSeries(warmup);
     NumberAxis time = new NumberAxis("seconds since the run started");
     NumberAxis rate = new NumberAxis("operations/s, all nodes");
     rate.setAutoRangeIncludesZero(true);
@@ -73,6 +77,8 @@ public final class Charts {
     }
     lines.setSeriesPaint(st.size(), SWITCHING);
     lines.setSeriesStroke(st.size(), new BasicStroke(1.5f));
+    lines.setSeriesPaint(st.size() + 1, new Color(0xc7c7c7));
+    lines.setSeriesStroke(st.size() + 1, new BasicStroke(1f));
     XYPlot plot = new XYPlot(data, time, rate, lines);
     plot.setBackgroundPaint(Color.WHITE);
     plot.setDomainGridlinePaint(new Color(0xdddddd));
@@ -114,6 +120,17 @@ public final class Charts {
       pause.setLabelAnchor(RectangleAnchor.TOP_LEFT);
       pause.setLabelTextAnchor(TextAnchor.TOP_RIGHT);
       plot.addDomainMarker(pause);
+    }
+    for (Results.Latency l : run.latencies) {
+      if (l.what().equals("takeover")) { // a node killed: the takeover ends this long after
+        ValueMarker kill = new ValueMarker((l.at() - l.millis()) / 1000.0, new Color(0xd62728),
+            new BasicStroke(1.5f));
+        kill.setLabel("kill");
+        kill.setLabelFont(small);
+        kill.setLabelAnchor(RectangleAnchor.TOP_RIGHT);
+        kill.setLabelTextAnchor(TextAnchor.TOP_LEFT);
+        plot.addDomainMarker(kill);
+      }
     }
     JFreeChart chart = new JFreeChart(r.spec.workload() + ": throughput over run " + run.index
         + " (" + r.spec.nodes() + " nodes; grey: a switch asked to answered, yellow: its pause)",

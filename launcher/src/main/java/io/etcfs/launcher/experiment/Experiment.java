@@ -26,6 +26,8 @@ public final class Experiment {
   private final long plannedPhaseMillis;
   private long phaseMillisDone;
   private long overheadPerRun = -1;
+  private long runStartedAt;
+  private long phaseMillisInRun;
 
   public Experiment(Spec spec, Cluster cluster, Path out, PrintStream progress) {
     this.spec = spec;
@@ -67,6 +69,8 @@ public final class Experiment {
 
   private void runOnce(int r) throws Exception {
     long runStarted = System.currentTimeMillis();
+    runStartedAt = runStarted;
+    phaseMillisInRun = 0;
     say(r, "bringing the cluster to " + spec.strategies().get(0));
     String note = cluster.begin(spec.strategies().get(0));
     Results.Run run = new Results.Run(r, System.currentTimeMillis());
@@ -78,8 +82,17 @@ public final class Experiment {
         spec.record()), spec.nodes(), spec.sample(), run, m -> logLine(run, m));
     boolean ended = false;
     try {
-      load.begin(Results.Segment.PHASE, 0, spec.active().get(0), true);
-      load.start();
+      List<Integer> active = spec.active();
+      if (!spec.warmup().isZero()) {
+        load.begin(Results.Segment.WARMUP, 0, active.get(active.size() - 1), true);
+        load.start();
+        say(r, "warming up on " + spec.strategies().get(0) + " for "
+            + spec.warmup().toSeconds() + " s (not measured)");
+        Thread.sleep(spec.warmup().toMillis());
+      } else {
+        load.begin(Results.Segment.PHASE, 0, active.get(0), true);
+        load.start();
+      }
       for (int i = 0; i < spec.strategies().size(); i++) {
         if (i > 0) {
           change(run, load, i - 1, i);
@@ -108,8 +121,8 @@ public final class Experiment {
   /** One measured phase: strategy {@code i}, {@code k} nodes driving. */
   private void phase(Results.Run run, Load load, int i, int k) throws Exception {
     Strategy s = spec.strategies().get(i);
-    if (!(i == 0 && k == spec.active().get(0))) {
-      load.begin(Results.Segment.PHASE, i, k, true); // the first phase began with the load
+    if (!(i == 0 && k == spec.active().get(0) && spec.warmup().isZero())) {
+      load.begin(Results.Segment.PHASE, i, k, true); // else it began with the load
     }
     long start = System.currentTimeMillis();
     long end = start + spec.phase().toMillis();
@@ -128,6 +141,7 @@ public final class Experiment {
       }
     }
     phaseMillisDone += spec.phase().toMillis();
+    phaseMillisInRun += spec.phase().toMillis();
   }
 
   /**
@@ -246,11 +260,18 @@ public final class Experiment {
     progress.println("experiment: run " + run.index + ": " + message);
   }
 
+  /**
+   * One line of progress: the run, what it does now, the time elapsed and an estimate of what
+   * is left (the phases still to run, plus each run's time outside its phases: cluster start,
+   * switches, stop — as the first run took, or a minute until it is known).
+   */
   private void say(int run, String what) {
-    long elapsed = System.currentTimeMillis() - results.startedAt;
+    long now = System.currentTimeMillis();
+    long elapsed = now - results.startedAt;
     long perRun = overheadPerRun >= 0 ? overheadPerRun : 60_000;
-    int runsLeft = spec.runs() - run + 1;
-    long eta = Math.max(0, plannedPhaseMillis - phaseMillisDone) + perRun * runsLeft;
+    long spentThisRun = Math.max(0, now - runStartedAt - phaseMillisInRun);
+    long eta = Math.max(0, plannedPhaseMillis - phaseMillisDone)
+        + Math.max(0, perRun - spentThisRun) + perRun * (spec.runs() - run);
     progress.println(String.format(Locale.ROOT, "experiment: run %d/%d: %s (elapsed %s, about"
         + " %s left)", run, spec.runs(), what, clock(elapsed), clock(eta)));
   }

@@ -169,7 +169,7 @@ final class Load {
 
   /** Records a latency the workload or the runner timed, in the open segment. */
   synchronized void latency(String what, double millis) {
-    run.latencies.add(new Results.Latency(current.segment(), what, millis));
+    run.latencies.add(new Results.Latency(current.segment(), what, millis, now()));
   }
 
   private long[] counts() {

@@ -44,6 +44,7 @@ public final class RawJson {
     out.append("\"active\": ").append(s.active()).append(", ");
     field("runs", s.runs()).append(", ");
     field("phaseMillis", s.phase().toMillis()).append(", ");
+    field("warmupMillis", s.warmup().toMillis()).append(", ");
     field("sampleMillis", s.sample().toMillis()).append(", ");
     field("record", s.record()).append(", ");
     field("size", s.size()).append("},\n  \"machine\": {");
@@ -113,7 +114,8 @@ public final class RawJson {
       field("segment", l.segment()).append(", ");
       field("what", l.what()).append(", ");
       out.append("\"millis\": ").append(String.format(Locale.ROOT, "%.3f", l.millis()))
-          .append("}");
+          .append(", ");
+      field("at", l.at()).append("}");
     }
     out.append("],\n     \"samples\": [");
     for (int i = 0; i < run.samples.size(); i++) {

@@ -42,14 +42,21 @@ public final class Report {
     b.append("    ").append(command).append("\n\n");
     b.append("## Spec\n\n```\n").append(s.text().strip()).append("\n```\n\n");
     b.append("## What was measured\n\n");
-    b.append(Workloads.describe(s.workload(), s.record())).append(" Each strategy runs one phase"
-        + " of ").append(s.phase().toSeconds()).append(" s per number of nodes driving the "
-        + "workload (").append(join(s.active())).append("), in that order; the cluster then "
-        + "switches live to the next strategy while every node still drives it. Operations/s "
-        + "is what all driving nodes completed in the phase, divided by its length. Each cell is"
-        + " the median over ").append(r.runs.size()).append(" run").append(r.runs.size() == 1
-            ? "" : "s").append(" with the minimum and maximum in brackets; ÷ is the ratio of"
-        + " medians to ").append(s.strategies().get(0)).append(".\n\n");
+    b.append(Workloads.describe(s.workload(), s.record()));
+    if (!s.warmup().isZero()) {
+      b.append(" Each run starts with ").append(s.warmup().toSeconds()).append(" s of the"
+          + " workload on ").append(s.strategies().get(0)).append(", not measured (the nodes'"
+          + " JIT and sessions warm up).");
+    }
+    b.append(" Each strategy then runs one phase of ").append(s.phase().toSeconds())
+        .append(" s per number of nodes driving the workload (").append(join(s.active()))
+        .append("), in that order; the cluster then switches live to the next strategy while"
+        + " every node still drives it. Operations/s is what all driving nodes completed in the"
+        + " phase, divided by its length. Each cell is the median over ")
+        .append(r.runs.size()).append(" run").append(r.runs.size() == 1 ? "" : "s")
+        .append(" with the minimum and maximum in brackets; ÷ is the ratio of medians to ")
+        .append(s.strategies().get(0)).append(". The strategies run in the order listed, each"
+            + " on the cluster the previous one left (its files, its caches).\n\n");
     table(b, r);
     switches(b, r);
     List<String> notes = r.runs.stream().flatMap(run -> run.notes.stream()

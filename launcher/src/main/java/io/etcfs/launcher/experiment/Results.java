@@ -29,10 +29,10 @@ public final class Results {
 
   /**
    * A stretch of a run: a measured phase (one strategy, {@code active} nodes driving), a live
-   * switch, or a fresh cluster being brought up.
+   * switch, a fresh cluster being brought up, or the unmeasured warm-up before the first phase.
    *
    * @param seq its number in the run, from 0
-   * @param kind {@link #PHASE}, {@link #SWITCH} or {@link #FRESH}
+   * @param kind {@link #PHASE}, {@link #SWITCH}, {@link #FRESH} or {@link #WARMUP}
    * @param strategy index of the strategy in the spec (for a switch or fresh cluster: the target)
    * @param active nodes driving the workload
    * @param start ms since the run started
@@ -45,6 +45,7 @@ public final class Results {
     public static final String PHASE = "phase";
     public static final String SWITCH = "switch";
     public static final String FRESH = "fresh";
+    public static final String WARMUP = "warmup";
 
     public long total() {
       long t = 0;
@@ -60,8 +61,12 @@ public final class Results {
     }
   }
 
-  /** One latency the workload timed (time to first byte, takeover, restart), in a segment. */
-  public record Latency(int segment, String what, double millis) {}
+  /**
+   * One latency the workload timed (time to first byte, takeover, restart), in a segment.
+   *
+   * @param at ms since the run started: when it ended
+   */
+  public record Latency(int segment, String what, double millis, long at) {}
 
   /**
    * One change of strategy between phases.

@@ -25,6 +25,7 @@ import java.util.Map;
  * active     = 1 2 3      # how many of them drive the workload, one phase each (default 1..nodes)
  * runs       = 3          # whole repetitions, for min/median/max
  * phase      = 20s        # length of one phase (ms, s, m)
+ * warmup     = 5s         # unmeasured, before the first phase of each run (0 for none)
  * sample     = 250ms      # throughput sampling interval
  * record     = 4K         # bytes of one write (K, M, G)
  * size       = 4G         # device image of a local cluster
@@ -34,15 +35,15 @@ import java.util.Map;
  * @param text the file as written, for the report
  */
 public record Spec(String source, String text, String workload, List<Strategy> strategies,
-    int nodes, List<Integer> active, int runs, Duration phase, Duration sample, int record,
-    long size) {
+    int nodes, List<Integer> active, int runs, Duration phase, Duration warmup, Duration sample,
+    int record, long size) {
 
   /** The workloads, by the name a spec uses. */
   public static final List<String> WORKLOADS =
       List.of("handoff", "shared-writers", "shared-creates", "node-kill", "mixed");
 
   private static final List<String> KEYS = List.of("workload", "strategies", "nodes", "active",
-      "runs", "phase", "sample", "record", "size");
+      "runs", "phase", "warmup", "sample", "record", "size");
 
   /** Reads and checks a spec file. */
   public static Spec read(Path file) throws SpecException {
@@ -132,6 +133,8 @@ public record Spec(String source, String text, String workload, List<Strategy> s
     }
     int runs = r.integer("runs", 3, 1, 1000);
     Duration phase = r.duration("phase", Duration.ofSeconds(20));
+    Duration warmup = values.getOrDefault("warmup", "").matches("0+(ms|s|m)?") ? Duration.ZERO
+        : r.duration("warmup", Duration.ofSeconds(5));
     Duration sample = r.duration("sample", Duration.ofMillis(250));
     if (sample.toMillis() < 10 || sample.compareTo(phase) > 0) {
       throw r.bad("sample", "sample must be 10ms at least and no longer than phase");
@@ -145,19 +148,19 @@ public record Spec(String source, String text, String workload, List<Strategy> s
       throw r.bad("size", "size must be 256M at least");
     }
     return new Spec(source, text, workload, List.copyOf(strategies), nodes, List.copyOf(active),
-        runs, phase, sample, (int) record, size);
+        runs, phase, warmup, sample, (int) record, size);
   }
 
   /** This spec with {@code runs} replaced (the command line's {@code --runs}). */
   public Spec withRuns(int runs) {
-    return new Spec(source, text, workload, strategies, nodes, active, runs, phase, sample,
-        record, size);
+    return new Spec(source, text, workload, strategies, nodes, active, runs, phase, warmup,
+        sample, record, size);
   }
 
   /** This spec driving {@code n} nodes, its active counts above {@code n} dropped. */
   public Spec withNodes(int n) {
     return new Spec(source, text, workload, strategies, n,
-        active.stream().filter(k -> k <= n).toList(), runs, phase, sample, record, size);
+        active.stream().filter(k -> k <= n).toList(), runs, phase, warmup, sample, record, size);
   }
 
   /** The reading of one spec's values, with messages that name the line. */

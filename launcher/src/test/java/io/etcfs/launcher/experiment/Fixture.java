@@ -44,8 +44,8 @@ final class Fixture {
             long[] quarter = {perNode[0] / 4, perNode[1] / 4};
             x.samples.add(new Results.Sample(t + i * 250, 250, seq, quarter, 0));
           }
-          x.latencies.add(new Results.Latency(seq, "first byte", 2.0 * (s + 1) + run));
-          x.latencies.add(new Results.Latency(seq, "first byte", 4.0 * (s + 1) + run));
+          x.latencies.add(new Results.Latency(seq, "first byte", 2.0 * (s + 1) + run, t + 400));
+          x.latencies.add(new Results.Latency(seq, "first byte", 4.0 * (s + 1) + run, t + 800));
           seq++;
           t += 1000;
         }

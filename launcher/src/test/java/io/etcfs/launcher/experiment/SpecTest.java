@@ -30,6 +30,7 @@ class SpecTest {
         active = 2 4
         runs = 5
         phase = 1500ms
+        warmup = 0
         sample = 100ms
         record = 64K
         size = 2G
@@ -41,6 +42,7 @@ class SpecTest {
     assertEquals(List.of(2, 4), s.active());
     assertEquals(5, s.runs());
     assertEquals(Duration.ofMillis(1500), s.phase());
+    assertEquals(Duration.ZERO, s.warmup());
     assertEquals(Duration.ofMillis(100), s.sample());
     assertEquals(65536, s.record());
     assertEquals(2L << 30, s.size());
@@ -53,6 +55,7 @@ class SpecTest {
     assertEquals(List.of(1, 2, 3), s.active());
     assertEquals(3, s.runs());
     assertEquals(Duration.ofSeconds(20), s.phase());
+    assertEquals(Duration.ofSeconds(5), s.warmup());
     assertEquals(Duration.ofMillis(250), s.sample());
     assertEquals(4096, s.record());
     assertEquals(4L << 30, s.size());
@@ -89,7 +92,7 @@ class SpecTest {
         error("workload = handoff\nstrategies etcd/arena\n"));
     assertEquals("s.spec:1: '= handoff' is not 'key = value'", error("= handoff\n"));
     assertEquals("s.spec:1: unknown key 'worklaod' (keys: workload, strategies, nodes, active,"
-        + " runs, phase, sample, record, size)", error("worklaod = handoff\n"));
+        + " runs, phase, warmup, sample, record, size)", error("worklaod = handoff\n"));
     assertEquals("s.spec:3: runs is set twice (first on line 2)",
         error("workload = handoff\nruns = 1\nruns = 2\n"));
     assertEquals("s.spec:2: nodes has no value", error("workload = handoff\nnodes =\n"));
@@ -127,6 +130,8 @@ class SpecTest {
         error(head + "phase = soon\n"));
     assertEquals("s.spec:3: phase '0s' is not a duration (examples: 20s, 500ms, 2m)",
         error(head + "phase = 0s\n"));
+    assertEquals("s.spec:3: warmup 'a bit' is not a duration (examples: 20s, 500ms, 2m)",
+        error(head + "warmup = a bit\n"));
     assertEquals("s.spec:4: sample must be 10ms at least and no longer than phase",
         error(head + "phase = 2s\nsample = 3s\n"));
     assertEquals("s.spec:3: sample must be 10ms at least and no longer than phase",
