@@ -51,14 +51,23 @@ public final class Figures {
             + " driving", latency(r, what, k)));
       }
     }
-    List<List<Double>> failed = new ArrayList<>();
+    rows.add(new Row("failed operations in the phases (per run)",
+        errors(r, Results.Segment.PHASE)));
+    rows.add(new Row("failed operations while switching to it (per run)",
+        errors(r, Results.Segment.SWITCH)));
+    return rows;
+  }
+
+  /** Per strategy, each run's failed operations in its segments of {@code kind}. */
+  private static List<List<Double>> errors(Results r, String kind) {
+    List<List<Double>> per = new ArrayList<>();
     for (int i = 0; i < r.spec.strategies().size(); i++) {
       List<Double> values = new ArrayList<>();
       for (Results.Run run : r.runs) {
         long e = 0;
         boolean any = false;
         for (Results.Segment s : run.segments) {
-          if (s.kind().equals(Results.Segment.PHASE) && s.strategy() == i) {
+          if (s.kind().equals(kind) && s.strategy() == i) {
             e += s.errors();
             any = true;
           }
@@ -67,10 +76,9 @@ public final class Figures {
           values.add((double) e);
         }
       }
-      failed.add(values);
+      per.add(values);
     }
-    rows.add(new Row("failed operations in the phases (per run)", failed));
-    return rows;
+    return per;
   }
 
   /** Each run's median of the latencies {@code what} of one phase, per strategy. */

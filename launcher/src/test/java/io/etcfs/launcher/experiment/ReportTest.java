@@ -25,6 +25,8 @@ class ReportTest {
     assertTrue(md.contains("| first byte, ms (each run's median), 1 node driving | 4.50 (4.00–5.00)"
         + " | 7.50 (7.00–8.00) | 1.67 |\n"), md);
     assertTrue(md.contains("| failed operations in the phases (per run) | 0 | 3 | – |\n"), md);
+    assertTrue(md.contains("| failed operations while switching to it (per run) | – | 0 | – |\n"),
+        md);
     assertTrue(md.contains("| 1 | lock | etcd → hazelcast | live, switch 1 | 260 | 500 |\n"), md);
     assertTrue(md.contains("| 2 | lock | etcd → hazelcast | live, switch 2 | 270 | 500 |\n"), md);
     assertTrue(md.contains("| lock etcd → hazelcast | 2 | 260 | 265 | 270 |\n"), md);
