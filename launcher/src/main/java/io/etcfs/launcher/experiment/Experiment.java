@@ -220,9 +220,15 @@ public final class Experiment {
       load.begin(Results.Segment.FRESH, to, driving, false);
       long asked = load.now();
       load.pause();
-      cluster.fresh(b); // the workers resume with the next phase, on its new files
+      cluster.fresh(b); // the workers resume with the next segment, on its new files
       run.switches.add(new Results.Switch(from, to, Results.Segment.FRESH, a.toString(),
           b.toString(), asked, load.now(), "fresh cluster", 0, 0, 0, -1, ""));
+      if (!spec.warmup().isZero()) { // a new cluster is as cold as the run's first one
+        load.begin(Results.Segment.WARMUP, to, driving, true);
+        say(run.index, "warming up on " + b + " for " + spec.warmup().toSeconds()
+            + " s (not measured)");
+        Thread.sleep(spec.warmup().toMillis());
+      }
     }
     Strategy now = cluster.current();
     if (!now.equals(b)) {
