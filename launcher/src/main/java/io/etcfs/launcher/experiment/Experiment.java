@@ -246,9 +246,7 @@ public final class Experiment {
       }
       String name = run.index == 1 ? "throughput.png" : "throughput-run" + run.index + ".png";
       Charts.throughput(results, run, out.resolve(name));
-      if (run.index == 1) {
-        plots.add(name);
-      }
+      plots.add(name);
     }
     if (results.runs.stream().anyMatch(run -> !run.segments.isEmpty())) {
       Charts.scaling(results, out.resolve("scaling.png"));
