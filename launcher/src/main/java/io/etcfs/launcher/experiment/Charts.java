@@ -53,17 +53,18 @@ public final class Charts {
     }
     XYSeries switching = new XYSeries("switching (all nodes still driving)", false, true);
     XYSeries warmup = new XYSeries("warm-up (not measured)", false, true);
+    java.util.Map<XYSeries, Integer> lastSegment = new java.util.HashMap<>();
     for (Results.Sample p : run.samples) {
-      Results.Segment g = run.segments.get(p.segment());
+      Results.Segment g = segment(run, p.segment());
       double ops = p.millis() > 0 ? p.total() * 1000.0 / p.millis() : 0;
       double t = p.at() / 1000.0;
-      if (g.kind().equals(Results.Segment.PHASE)) {
-        series.get(g.strategy()).add(t, ops);
-      } else if (g.kind().equals(Results.Segment.WARMUP)) {
-        warmup.add(t, ops);
-      } else {
-        switching.add(t, ops);
+      XYSeries x = g.kind().equals(Results.Segment.PHASE) ? series.get(g.strategy())
+          : g.kind().equals(Results.Segment.WARMUP) ? warmup : switching;
+      Integer last = lastSegment.put(x, g.seq());
+      if (last != null && g.seq() - last > 1) {
+        x.add(t - 0.001, null); // a gap: other segments came between, not a line across them
       }
+      x.add(t, ops);
     }
     data.addSeries(switching);
     data.addSeries(warmup);
@@ -97,6 +98,9 @@ public final class Charts {
       }
     }
     for (Results.Switch w : run.switches) {
+      if (!w.live() && !w.kind().equals(Results.Segment.FRESH)) {
+        continue; // refused at once: the fresh cluster that follows is drawn instead
+      }
       // the whole wait, asked to answered (a target backend starting: before anything stops)
       IntervalMarker asked = new IntervalMarker(w.requested() / 1000.0, w.returned() / 1000.0,
           new Color(0, 0, 0, 18));
@@ -113,12 +117,13 @@ public final class Charts {
         to = w.returned() / 1000.0;
         label = w.live() ? w.kind() + " switch" : "fresh cluster";
       }
+      boolean fresh = !w.live();
       IntervalMarker pause = new IntervalMarker(from, Math.max(to, from + 0.05),
-          new Color(255, 200, 0, 110));
+          fresh ? new Color(120, 120, 255, 50) : new Color(255, 200, 0, 110));
       pause.setLabel(label);
       pause.setLabelFont(small);
-      pause.setLabelAnchor(RectangleAnchor.TOP_LEFT);
-      pause.setLabelTextAnchor(TextAnchor.TOP_RIGHT);
+      pause.setLabelAnchor(fresh ? RectangleAnchor.CENTER : RectangleAnchor.TOP_LEFT);
+      pause.setLabelTextAnchor(fresh ? TextAnchor.CENTER : TextAnchor.TOP_RIGHT);
       plot.addDomainMarker(pause);
     }
     for (Results.Latency l : run.latencies) {
@@ -133,7 +138,8 @@ public final class Charts {
       }
     }
     JFreeChart chart = new JFreeChart(r.spec.workload() + ": throughput over run " + run.index
-        + " (" + r.spec.nodes() + " nodes; grey: a switch asked to answered, yellow: its pause)",
+        + " (" + r.spec.nodes() + " nodes; grey: a switch asked to answered, yellow: its pause,"
+        + " blue: a fresh cluster)",
         new Font(Font.SANS_SERIF, Font.BOLD, 14), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     ChartUtils.saveChartAsPNG(file.toFile(), chart, WIDTH, HEIGHT);
@@ -184,6 +190,15 @@ public final class Charts {
         new Font(Font.SANS_SERIF, Font.BOLD, 14), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     ChartUtils.saveChartAsPNG(file.toFile(), chart, WIDTH, HEIGHT);
+  }
+
+  private static Results.Segment segment(Results.Run run, int seq) {
+    for (Results.Segment g : run.segments) {
+      if (g.seq() == seq) {
+        return g;
+      }
+    }
+    throw new IllegalArgumentException("run " + run.index + " has no segment " + seq);
   }
 
   private static void headless() {

@@ -41,8 +41,9 @@ public final class Experiment {
   }
 
   /**
-   * Runs it and writes the report, the raw JSON and the plots into the output directory. What
-   * was measured is written even when a run fails part-way; the failure is then rethrown.
+   * Runs it and writes the report, the raw JSON and the plots into the output directory, after
+   * each run and at the end. What was measured is written even when a run fails part-way; the
+   * failure is then rethrown.
    *
    * @param command the command line, for the report
    */
@@ -52,6 +53,11 @@ public final class Experiment {
     try {
       for (int r = 1; r <= spec.runs(); r++) {
         runOnce(r);
+        if (r < spec.runs()) {
+          // what the runs so far measured, in case the rest is interrupted
+          results.endedAt = System.currentTimeMillis();
+          write(command);
+        }
       }
     } catch (Exception e) {
       failed = e;
@@ -181,12 +187,14 @@ public final class Experiment {
   private void change(Results.Run run, Load load, int from, int to) throws Exception {
     Strategy a = spec.strategies().get(from);
     Strategy b = spec.strategies().get(to);
+    // the allocator first: if it cannot switch live, the cluster is replaced anyway, and a
+    // lock switch before it would have been for nothing
     List<String[]> steps = new ArrayList<>();
-    if (!a.lock().equals(b.lock())) {
-      steps.add(new String[] {"lock", a.lock(), b.lock()});
-    }
     if (!a.alloc().equals(b.alloc())) {
       steps.add(new String[] {"alloc", a.alloc(), b.alloc()});
+    }
+    if (!a.lock().equals(b.lock())) {
+      steps.add(new String[] {"lock", a.lock(), b.lock()});
     }
     int driving = spec.active().get(spec.active().size() - 1);
     load.begin(Results.Segment.SWITCH, to, driving, false);

@@ -157,12 +157,6 @@ public record Spec(String source, String text, String workload, List<Strategy> s
         sample, record, size);
   }
 
-  /** This spec driving {@code n} nodes, its active counts above {@code n} dropped. */
-  public Spec withNodes(int n) {
-    return new Spec(source, text, workload, strategies, n,
-        active.stream().filter(k -> k <= n).toList(), runs, phase, warmup, sample, record, size);
-  }
-
   /** The reading of one spec's values, with messages that name the line. */
   private record Reader(String source, Map<String, String> values, Map<String, Integer> lines) {
     SpecException bad(String key, String message) {

@@ -60,7 +60,6 @@ class SpecTest {
     assertEquals(4096, s.record());
     assertEquals(4L << 30, s.size());
     assertEquals(7, s.withRuns(7).runs());
-    assertEquals(List.of(1, 2), s.withNodes(2).active());
   }
 
   @Test
