@@ -28,6 +28,8 @@ public final class Experiment {
   private long overheadPerRun = -1;
   private long runStartedAt;
   private long phaseMillisInRun;
+  /** When the phase under way started, or 0 between phases. */
+  private long phaseStartedAt;
 
   public Experiment(Spec spec, Cluster cluster, Path out, PrintStream progress) {
     this.spec = spec;
@@ -50,8 +52,9 @@ public final class Experiment {
   public Results run(String command) throws Exception {
     Files.createDirectories(out);
     Exception failed = null;
+    int r = 0;
     try {
-      for (int r = 1; r <= spec.runs(); r++) {
+      for (r = 1; r <= spec.runs(); r++) {
         runOnce(r);
         if (r < spec.runs()) {
           // what the runs so far measured, in case the rest is interrupted
@@ -62,7 +65,8 @@ public final class Experiment {
     } catch (Exception e) {
       failed = e;
       if (!results.runs.isEmpty()) {
-        results.runs.get(results.runs.size() - 1).notes.add("the run stopped here: " + e);
+        results.runs.get(results.runs.size() - 1).notes.add("the experiment stopped in run " + r
+            + ": " + e);
       }
     }
     results.endedAt = System.currentTimeMillis();
@@ -93,7 +97,7 @@ public final class Experiment {
         load.begin(Results.Segment.WARMUP, 0, active.get(active.size() - 1), true);
         load.start();
         say(r, "warming up on " + spec.strategies().get(0) + " for "
-            + spec.warmup().toSeconds() + " s (not measured)");
+            + Report.seconds(spec.warmup()) + " (not measured)");
         Thread.sleep(spec.warmup().toMillis());
       } else {
         load.begin(Results.Segment.PHASE, 0, active.get(0), true);
@@ -132,8 +136,9 @@ public final class Experiment {
     }
     long start = System.currentTimeMillis();
     long end = start + spec.phase().toMillis();
+    phaseStartedAt = start;
     String what = s + ", " + k + " node" + (k == 1 ? "" : "s") + " driving";
-    say(run.index, what + ": " + spec.phase().toSeconds() + " s phase");
+    say(run.index, what + ": " + Report.seconds(spec.phase()) + " phase");
     if (spec.workload().equals("node-kill")) {
       killCycle(run, load, k, start + spec.phase().toMillis() / 4);
     }
@@ -143,9 +148,10 @@ public final class Experiment {
       if (System.currentTimeMillis() - lastSaid >= 5000) {
         lastSaid = System.currentTimeMillis();
         say(run.index, what + ": " + (lastSaid - start) / 1000 + " s of "
-            + spec.phase().toSeconds() + " s");
+            + Report.seconds(spec.phase()));
       }
     }
+    phaseStartedAt = 0;
     phaseMillisDone += spec.phase().toMillis();
     phaseMillisInRun += spec.phase().toMillis();
   }
@@ -233,8 +239,8 @@ public final class Experiment {
           b.toString(), asked, load.now(), "fresh cluster", 0, 0, 0, -1, ""));
       if (!spec.warmup().isZero()) { // a new cluster is as cold as the run's first one
         load.begin(Results.Segment.WARMUP, to, driving, true);
-        say(run.index, "warming up on " + b + " for " + spec.warmup().toSeconds()
-            + " s (not measured)");
+        say(run.index, "warming up on " + b + " for " + Report.seconds(spec.warmup())
+            + " (not measured)");
         Thread.sleep(spec.warmup().toMillis());
       }
     }
@@ -281,8 +287,10 @@ public final class Experiment {
     long now = System.currentTimeMillis();
     long elapsed = now - results.startedAt;
     long perRun = overheadPerRun >= 0 ? overheadPerRun : 60_000;
-    long spentThisRun = Math.max(0, now - runStartedAt - phaseMillisInRun);
-    long eta = Math.max(0, plannedPhaseMillis - phaseMillisDone)
+    long inPhase = phaseStartedAt == 0 ? 0
+        : Math.min(now - phaseStartedAt, spec.phase().toMillis());
+    long spentThisRun = Math.max(0, now - runStartedAt - phaseMillisInRun - inPhase);
+    long eta = Math.max(0, plannedPhaseMillis - phaseMillisDone - inPhase)
         + Math.max(0, perRun - spentThisRun) + perRun * (spec.runs() - run);
     progress.println(String.format(Locale.ROOT, "experiment: run %d/%d: %s (elapsed %s, about"
         + " %s left)", run, spec.runs(), what, clock(elapsed), clock(eta)));

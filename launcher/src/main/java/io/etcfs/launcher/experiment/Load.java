@@ -74,18 +74,27 @@ final class Load {
     if (newFiles) {
       workload.prepare(fileSet + 1);
     }
+    double load = Machine.loadAverage();
     synchronized (this) {
-      int seq = close();
+      // one reading of the counters and the clock ends this segment and begins the next (an
+      // operation completing meanwhile is counted in exactly one of them), and the workers
+      // see the next at once after it
+      long[] c = counts();
+      long e = errors.get();
+      long t = now();
+      Current previous = current;
+      int seq = previous == null ? 0 : previous.segment() + 1;
+      current = new Current(seq, newFiles ? fileSet + 1 : fileSet, active);
+      paused = false;
+      close(previous, c, e, t, load);
       if (newFiles) {
         fileSet++;
       }
       this.kind = kind;
       this.strategy = strategy;
-      this.segmentStart = now();
-      this.atSegmentStart = counts();
-      this.errorsAtSegmentStart = errors.get();
-      current = new Current(seq, fileSet, active);
-      paused = false;
+      this.segmentStart = t;
+      this.atSegmentStart = c;
+      this.errorsAtSegmentStart = e;
       return seq;
     }
   }
@@ -112,19 +121,17 @@ final class Load {
     }
   }
 
-  /** Ends the open segment, if any; returns the next segment's number. */
-  private int close() {
-    if (current == null) {
-      return 0;
+  /** Ends segment {@code s}, if any, at counters {@code c}, errors {@code e} and time {@code t}. */
+  private void close(Current s, long[] c, long e, long t, double load) {
+    if (s == null) {
+      return;
     }
-    long[] c = counts();
     long[] in = new long[nodes];
     for (int i = 0; i < nodes; i++) {
       in[i] = c[i] - atSegmentStart[i];
     }
-    run.segments.add(new Results.Segment(current.segment(), kind, strategy, current.active(),
-        segmentStart, now(), in, errors.get() - errorsAtSegmentStart));
-    return current.segment() + 1;
+    run.segments.add(new Results.Segment(s.segment(), kind, strategy, s.active(),
+        segmentStart, t, in, e - errorsAtSegmentStart, load));
   }
 
   void start() {
@@ -152,9 +159,10 @@ final class Load {
         log.accept(t.getName() + " still in an operation after 60 s; left behind");
       }
     }
+    double load = Machine.loadAverage();
     synchronized (this) {
       takeSample();
-      close();
+      close(current, atLastSample, errorsAtLastSample, lastSample, load);
       current = null;
     }
     for (int i = 0; i < nodes; i++) {

@@ -35,6 +35,15 @@ public record Machine(String host, String kernel, int cores, double memoryGiB, S
     return 0;
   }
 
+  /** The 1-minute load average now (/proc/loadavg), or -1. */
+  public static double loadAverage() {
+    try {
+      return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+
   public String describe() {
     return String.format(Locale.ROOT, "%s, %s, %d cores, %.1f GiB, Java %s", host,
         kernel, cores, memoryGiB, jvm);

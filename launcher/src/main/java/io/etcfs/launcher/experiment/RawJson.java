@@ -85,6 +85,8 @@ public final class RawJson {
       field("end", g.end()).append(", ");
       longs("ops", g.ops()).append(", ");
       field("errors", g.errors()).append(", ");
+      out.append("\"loadAverage\": ").append(String.format(Locale.ROOT, "%.2f",
+          g.loadAverage())).append(", ");
       out.append("\"opsPerSecond\": ").append(String.format(Locale.ROOT, "%.2f", g.rate()))
           .append("}");
     }

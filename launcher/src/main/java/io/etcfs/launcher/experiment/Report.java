@@ -44,12 +44,12 @@ public final class Report {
     b.append("## What was measured\n\n");
     b.append(Workloads.describe(s.workload(), s.record()));
     if (!s.warmup().isZero()) {
-      b.append(" Each run starts with ").append(s.warmup().toSeconds()).append(" s of the"
+      b.append(" Each run starts with ").append(seconds(s.warmup())).append(" of the"
           + " workload on ").append(s.strategies().get(0)).append(", not measured (the nodes'"
           + " JIT and sessions warm up).");
     }
-    b.append(" Each strategy then runs one phase of ").append(s.phase().toSeconds())
-        .append(" s per number of nodes driving the workload (").append(join(s.active()))
+    b.append(" Each strategy then runs one phase of ").append(seconds(s.phase()))
+        .append(" per number of nodes driving the workload (").append(join(s.active()))
         .append("), in that order; the cluster then switches live to the next strategy while"
         + " every node still drives it. Operations/s is what all driving nodes completed in the"
         + " phase, divided by its length. Each cell is the median over ")
@@ -58,6 +58,7 @@ public final class Report {
         .append(s.strategies().get(0)).append(". The strategies run in the order listed, each"
             + " on the cluster the previous one left (its files, its caches).\n\n");
     table(b, r);
+    load(b, r);
     switches(b, r);
     List<String> notes = r.runs.stream().flatMap(run -> run.notes.stream()
         .map(n -> "run " + run.index + ": " + n)).toList();
@@ -102,6 +103,26 @@ public final class Report {
       b.append("\n");
     }
     b.append("\n");
+  }
+
+  /** How busy the machine was: the load average at the end of each phase, per run. */
+  private static void load(StringBuilder b, Results r) {
+    StringBuilder runs = new StringBuilder();
+    for (Results.Run run : r.runs) {
+      List<Double> l = run.segments.stream()
+          .filter(g -> g.kind().equals(Results.Segment.PHASE) && g.loadAverage() >= 0)
+          .map(Results.Segment::loadAverage).toList();
+      if (!l.isEmpty()) {
+        Stats s = Stats.of(l);
+        runs.append(runs.length() == 0 ? "" : "; ").append("run ").append(run.index).append(" ")
+            .append(String.format(Locale.ROOT, "%.1f–%.1f", s.min(), s.max()));
+      }
+    }
+    if (runs.length() > 0) {
+      b.append("The machine's 1-minute load average at the end of the phases (").append(
+          r.machine.cores()).append(" cores; the cluster and this runner included): ")
+          .append(runs).append(".\n\n");
+    }
   }
 
   private static void switches(StringBuilder b, Results r) {
@@ -168,6 +189,12 @@ public final class Report {
       return String.format(Locale.ROOT, "%.0f", v);
     }
     return String.format(Locale.ROOT, scale >= 10 ? "%.1f" : "%.2f", v);
+  }
+
+  /** A duration in seconds: "15 s", "0.4 s". */
+  static String seconds(java.time.Duration d) {
+    long ms = d.toMillis();
+    return ms % 1000 == 0 ? ms / 1000 + " s" : String.format(Locale.ROOT, "%.1f s", ms / 1000.0);
   }
 
   private static String join(List<Integer> l) {

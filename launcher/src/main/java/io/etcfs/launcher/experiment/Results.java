@@ -39,9 +39,10 @@ public final class Results {
    * @param end ms since the run started
    * @param ops operations each node completed in it, counted exactly at its boundaries
    * @param errors operations that failed in it
+   * @param loadAverage the machine's 1-minute load average at its end (-1 where unknown)
    */
   public record Segment(int seq, String kind, int strategy, int active, long start, long end,
-      long[] ops, long errors) {
+      long[] ops, long errors, double loadAverage) {
     public static final String PHASE = "phase";
     public static final String SWITCH = "switch";
     public static final String FRESH = "fresh";

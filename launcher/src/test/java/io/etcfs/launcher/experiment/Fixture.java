@@ -29,7 +29,7 @@ final class Fixture {
       for (int s = 0; s < 2; s++) {
         if (s == 1) {
           x.segments.add(new Results.Segment(seq++, Results.Segment.SWITCH, 1, 2, t, t + 500,
-              new long[] {10, 10}, 0));
+              new long[] {10, 10}, 0, 1.5));
           x.switches.add(new Results.Switch(0, 1, "lock", "etcd", "hazelcast", t, t + 500,
               "done", run, x.startedAt + t + 100, x.startedAt + t + 300, 250 + run * 10,
               "node1,node2"));
@@ -39,7 +39,7 @@ final class Fixture {
           long total = ops(run, s, k);
           long[] perNode = k == 1 ? new long[] {total, 0} : new long[] {total / 2, total / 2};
           x.segments.add(new Results.Segment(seq, Results.Segment.PHASE, s, k, t, t + 1000,
-              perNode, s == 1 && k == 2 ? 3 : 0));
+              perNode, s == 1 && k == 2 ? 3 : 0, 2.0 + k + s));
           for (int i = 1; i <= 4; i++) {
             long[] quarter = {perNode[0] / 4, perNode[1] / 4};
             x.samples.add(new Results.Sample(t + i * 250, 250, seq, quarter, 0));

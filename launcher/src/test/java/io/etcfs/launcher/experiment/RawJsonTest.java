@@ -98,6 +98,7 @@ class RawJsonTest {
     // run 2, its first phase: 120 operations, 30 a quarter second
     assertEquals(List.of(120L, 0L), at(doc, "runs", 1, "segments", 0, "ops"));
     assertEquals(120.0, (double) at(doc, "runs", 1, "segments", 0, "opsPerSecond"));
+    assertEquals(3.0, (double) at(doc, "runs", 1, "segments", 0, "loadAverage"));
     assertEquals(List.of(30L, 0L), at(doc, "runs", 1, "samples", 0, "ops"));
     assertEquals("hazelcast/arena", at(doc, "runs", 1, "switches", 0, "to"));
     assertEquals(true, at(doc, "runs", 1, "switches", 0, "live"));

@@ -33,6 +33,8 @@ class ReportTest {
     assertTrue(md.contains("Run of 2023-11-14, 22:13–22:18 UTC on host, Linux 6.1, 2 cores,"
         + " 8.0 GiB, Java Java 17.\n"), md);
     assertTrue(md.contains("    etcfs experiment fixture.spec\n"), md);
+    assertTrue(md.contains("The machine's 1-minute load average at the end of the phases (2 cores;"
+        + " the cluster and this runner included): run 1 3.0–5.0; run 2 3.0–5.0.\n"), md);
     assertTrue(md.contains("```\nworkload = handoff\n"), md);
     assertTrue(md.contains("* run 2: a note \"quoted\" over two lines\n"), md);
     assertTrue(md.contains("![throughput](throughput.png)"), md);
