@@ -72,6 +72,15 @@ public abstract class AllocatorContract {
   /** Ends an allocator at the end of a test. */
   protected abstract void stop(Allocator allocator);
 
+  /**
+   * A new allocator for {@code membership}'s node configured with {@link Allocator#STANDBY}: a
+   * live switch's target before its cutover.
+   */
+  protected abstract Allocator newStandby(String fs, TestMembership membership);
+
+  /** The areas the allocator registers as its state ({@link Allocator#STATE}). */
+  protected abstract List<String> stateAreas();
+
   @BeforeEach
   void format() {
     long arenaSize = BLOCKS_PER_ARENA * BLOCK_SIZE;
@@ -272,6 +281,94 @@ public abstract class AllocatorContract {
     List<Extent> got = node("a").allocateAll(8);
     assertEquals(total() - blocks(owned), blocks(got), "everything the records do not name");
     assertDisjointInsideTheDataArea(concat(owned, got));
+  }
+
+  /**
+   * A live switch prepares its target in standby while another allocator still allocates: the
+   * standby one must neither read nor write allocation state, and must refuse to allocate.
+   */
+  @Test
+  void aStandbyAllocatorWritesNothingAndAllocatesNothing() throws Exception {
+    Node a = node("a");
+    assertTrue(a.commit(7, a.allocator.allocate(12, -1), List.of()));
+    for (String area : stateAreas()) {
+      assertTrue(Allocator.isStateArea(area), area + " is not an area a switch may clear");
+    }
+    TestMembership m = new TestMembership(store(), fs, "b");
+    long before = store().get(Keyspace.of(fs).record()).orElseThrow().modRevision();
+    long revision = store().prefix(Keyspace.of(fs).bytes(""), 1).revision();
+    Allocator standby = newStandby(fs, m);
+    try {
+      assertThrows(IllegalStateException.class, () -> standby.allocate(1, -1));
+      assertThrows(IllegalStateException.class, () -> standby.reserve(1));
+      assertThrows(IllegalStateException.class, standby::freeBlocks);
+    } finally {
+      stop(standby);
+    }
+    assertEquals(before, store().get(Keyspace.of(fs).record()).orElseThrow().modRevision());
+    // the membership's own key is the only write since: nothing of the allocator's
+    List<KeyValue> changed = new ArrayList<>();
+    for (KeyValue kv : store().prefix(Keyspace.of(fs).bytes(""), 0).kvs()) {
+      if (kv.modRevision() > revision && !kv.keyString().contains("/members/")) {
+        changed.add(kv);
+      }
+    }
+    assertEquals(List.of(), changed.stream().map(KeyValue::keyString).toList(),
+        "keys a standby allocator wrote");
+  }
+
+  /**
+   * A switch back to this allocator after another one was in use: the other allocator handed
+   * out and freed blocks meanwhile, recorded only in the ownership records. With its state areas
+   * cleared (the cutover), the allocator hands out exactly what the records leave free — none
+   * of what the other one committed, all of what it freed.
+   */
+  @Test
+  void aSwitchBackStartsFromTheOwnershipRecordsOnceItsStateIsCleared() throws Exception {
+    Keyspace space = Keyspace.of(fs);
+    Node a = node("a");
+    List<Extent> kept = a.allocator.allocate(20, -1);
+    List<Extent> freedLater = a.allocator.allocate(20, -1);
+    assertTrue(a.commit(1, kept, List.of()));
+    assertTrue(a.commit(2, freedLater, List.of()));
+    a.crashed = true;
+    stop(a.allocator); // the switch away: a clean stop
+    // the other allocator's period: inode 2 released, inode 3 given blocks this one never saw
+    Txn other = new Txn();
+    for (KeyValue kv : store().prefix(BlockOwner.prefix(space), 0).kvs()) {
+      BlockOwner o = BlockOwner.decode(space, kv.key(), kv.value());
+      if (o != null && o.inode() == 2) {
+        other.then(Op.delete(kv.key()));
+      }
+    }
+    List<Extent> theirs = new ArrayList<>();
+    for (long b = FIRST_BLOCK + total() - 1; theirs.size() < 6; b -= 3) {
+      Extent e = new Extent(b, 1);
+      if (!overlaps(concat(kept, freedLater), e)) {
+        theirs.add(e);
+        BlockOwner o = new BlockOwner(b, 1, 3);
+        other.then(Op.put(o.key(space), o.value()));
+      }
+    }
+    // the cutover back to this allocator
+    for (String area : stateAreas()) {
+      other.then(Op.deletePrefix(space.bytes(area)));
+    }
+    assertTrue(store().commit(other).succeeded());
+    Node c = node("c");
+    List<Extent> got = c.allocateAll(8);
+    assertEquals(total() - blocks(kept) - blocks(theirs), blocks(got),
+        "every block the ownership records leave free, inode 2's included");
+    assertDisjointInsideTheDataArea(concat(concat(kept, theirs), got));
+  }
+
+  private static boolean overlaps(List<Extent> extents, Extent e) {
+    for (Extent x : extents) {
+      if (x.start() < e.start() + e.length() && e.start() < x.start() + x.length()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void crash(Node n) {

@@ -1,5 +1,6 @@
 package io.etcfs.spi.alloc;
 
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.Op;
 import java.util.List;
 import org.osgi.annotation.versioning.ProviderType;
@@ -35,6 +36,36 @@ import org.osgi.annotation.versioning.ProviderType;
 public interface Allocator {
   /** The service property naming an allocator backend. */
   String BACKEND = "etcfs.backend";
+
+  /**
+   * A service property (since 1.5): the areas of the filesystem's keyspace ({@code
+   * /etcfs/<fs>/AREA}) this allocator keeps besides the block ownership records, each one path
+   * element ending in {@code /}, {@code arenas/} say. Whatever is there must be derivable from
+   * the ownership records, or be advice: a live switch to this allocator (issue #15) deletes
+   * them in its cutover, so the allocator starts from the ownership records as after a crash of
+   * every node, not from what it kept the last time it was in use. The core deletes only the
+   * areas {@link #isStateArea} allows.
+   */
+  String STATE = "etcfs.allocator.state";
+
+  /**
+   * A configuration property (since 1.5): {@code true} activates the allocator only to show that
+   * it can be — a live switch prepares its target so before anything stops. An allocator in
+   * standby reads no allocation state, writes nothing, and refuses every allocation; the same
+   * configuration without it makes the allocator that is used.
+   */
+  String STANDBY = "etcfs.standby";
+
+  /**
+   * Whether {@code area} may be an allocator's state ({@link #STATE}): {@code arenas/}, {@code
+   * wants/} and {@code freemap/} of the allocators etcfs ships, or a new one's {@code
+   * alloc-NAME/}. Nothing else of the keyspace — inodes, locks, members, the ownership records —
+   * is ever deleted by a switch.
+   */
+  static boolean isStateArea(String area) {
+    return area != null && (area.equals(Keyspace.ARENAS) || area.equals(Keyspace.WANTS)
+        || area.equals(Keyspace.FREE_MAP) || area.matches("alloc-[a-z0-9-]+/"));
+  }
 
   String backend();
 

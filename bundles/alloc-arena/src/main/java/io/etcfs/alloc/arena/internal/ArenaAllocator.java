@@ -5,6 +5,7 @@ import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.alloc.Extent;
 import io.etcfs.spi.alloc.NoSpaceException;
 import io.etcfs.spi.fencing.Membership;
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.meta.Op;
 import java.nio.charset.StandardCharsets;
@@ -42,7 +43,10 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     service = Allocator.class,
     configurationPid = ArenaAllocator.PID,
     configurationPolicy = ConfigurationPolicy.REQUIRE,
-    property = Allocator.BACKEND + "=" + ArenaAllocator.BACKEND_NAME)
+    property = {
+        Allocator.BACKEND + "=" + ArenaAllocator.BACKEND_NAME,
+        Allocator.STATE + "=" + Keyspace.ARENAS,
+        Allocator.STATE + "=" + Keyspace.WANTS})
 @Designate(ocd = ArenaAllocator.Config.class)
 public final class ArenaAllocator implements Allocator {
   /**
@@ -78,6 +82,10 @@ public final class ArenaAllocator implements Allocator {
     @AttributeDefinition(description = "Let the core overwrite a file's committed blocks in"
         + " place (false: every overwrite goes to fresh blocks, copy-on-write).")
     boolean inPlace() default true;
+
+    @AttributeDefinition(description = "Activated only to show it can be (a live switch"
+        + " prepares its target so): reads no arena, claims nothing, allocates nothing.")
+    boolean etcfs_standby() default false;
   }
 
   private final MetaStore store;
@@ -92,6 +100,7 @@ public final class ArenaAllocator implements Allocator {
   private final CommitPlanner planner;
   private final ScheduledExecutorService background;
   private final boolean inPlace;
+  private final boolean standby;
   private volatile boolean stopped;
 
   @Activate
@@ -112,6 +121,7 @@ public final class ArenaAllocator implements Allocator {
           + " is not this node's membership (" + membership.nodeName() + ")");
     }
     this.inPlace = config.inPlace();
+    this.standby = config.etcfs_standby();
     this.keys = new ArenaKeys(fsName);
     this.table = new ArenaTable(geometry(), clock);
     this.background = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -125,6 +135,11 @@ public final class ArenaAllocator implements Allocator {
     this.claimer = new ArenaClaimer(table, claims, mirror, nodeName);
     this.requests = new SpaceRequests(store, keys, claims, table, claimer, background, nodeName,
         Math.max(0, config.askWaitMillis()));
+    if (standby) {
+      // A switch's target before its cutover: the claims and the ownership records may still
+      // change under another allocator, and the cutover clears the claims (Allocator#STATE).
+      return;
+    }
     try {
       mirror.start();
       claimer.adopt();
@@ -156,6 +171,9 @@ public final class ArenaAllocator implements Allocator {
   @Deactivate
   void deactivate() {
     halt();
+    if (standby) {
+      return;
+    }
     if (membership.isFenced()) {
       LOG.log(System.Logger.Level.INFO, "fenced: arenas left to recovery");
       return;
@@ -214,9 +232,9 @@ public final class ArenaAllocator implements Allocator {
   }
 
   private void checkRunning() {
-    if (stopped || membership.isFenced()) {
+    if (stopped || standby || membership.isFenced()) {
       throw new IllegalStateException("the arena allocator of " + nodeName + " is "
-          + (stopped ? "stopped" : "fenced") + ": no allocation");
+          + (standby ? "in standby" : stopped ? "stopped" : "fenced") + ": no allocation");
     }
   }
 
@@ -259,7 +277,7 @@ public final class ArenaAllocator implements Allocator {
    */
   @Override
   public InPlace overwrite(long ino, Extent blocks) {
-    if (!inPlace || stopped || membership.isFenced()) {
+    if (!inPlace || stopped || standby || membership.isFenced()) {
       return null;
     }
     return table.overwrite(ino, blocks.start(), blocks.end());
@@ -267,6 +285,9 @@ public final class ArenaAllocator implements Allocator {
 
   @Override
   public long freeBlocks() {
+    if (standby) {
+      throw new IllegalStateException("the arena allocator of " + nodeName + " is in standby");
+    }
     return table.freeBlocks();
   }
 

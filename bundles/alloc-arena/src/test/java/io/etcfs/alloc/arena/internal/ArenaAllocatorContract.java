@@ -2,8 +2,10 @@ package io.etcfs.alloc.arena.internal;
 
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.fencing.RecoveryParticipant;
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.testing.AllocatorContract;
 import io.etcfs.testing.TestMembership;
+import java.util.List;
 
 /**
  * The allocator contract for alloc-arena: a node out of space asks the others for 300 ms (the
@@ -14,6 +16,17 @@ abstract class ArenaAllocatorContract extends AllocatorContract {
   protected Allocator newAllocator(String fs, TestMembership membership) {
     return new ArenaAllocator(store(), membership,
         TestFs.config(fs, membership.nodeName(), 60, 0, 300, true));
+  }
+
+  @Override
+  protected Allocator newStandby(String fs, TestMembership membership) {
+    return new ArenaAllocator(store(), membership,
+        TestFs.config(fs, membership.nodeName(), 60, 0, 300, true, true));
+  }
+
+  @Override
+  protected List<String> stateAreas() {
+    return List.of(Keyspace.ARENAS, Keyspace.WANTS);
   }
 
   @Override

@@ -148,6 +148,11 @@ final class TestFs implements AutoCloseable {
 
   static ArenaAllocator.Config config(String fs, String node, int idleRelease, int idleCheck,
       int askWait, boolean inPlace) {
+    return config(fs, node, idleRelease, idleCheck, askWait, inPlace, false);
+  }
+
+  static ArenaAllocator.Config config(String fs, String node, int idleRelease, int idleCheck,
+      int askWait, boolean inPlace, boolean standby) {
     return new ArenaAllocator.Config() {
       @Override
       public Class<? extends Annotation> annotationType() {
@@ -182,6 +187,11 @@ final class TestFs implements AutoCloseable {
       @Override
       public boolean inPlace() {
         return inPlace;
+      }
+
+      @Override
+      public boolean etcfs_standby() {
+        return standby;
       }
     };
   }

@@ -42,6 +42,19 @@ final class FreeMap {
     return space.bytes(Keyspace.FREE_MAP + "v");
   }
 
+  /**
+   * Held while one node makes the map ({@code <node> <generation, 16 hex>}): the map's free
+   * extents may need many transactions, and nobody may use the map before all are in.
+   */
+  byte[] making() {
+    return space.bytes(Keyspace.FREE_MAP + "i");
+  }
+
+  /** Where the free extents lie: a key prefix. */
+  byte[] freePrefix() {
+    return space.bytes(Keyspace.FREE_MAP + "f/");
+  }
+
   byte[] free(long start) {
     return space.bytes(Keyspace.FREE_MAP + "f/" + Keyspace.hex(start));
   }

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -48,7 +49,9 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     service = Allocator.class,
     configurationPid = SharedAllocator.PID,
     configurationPolicy = ConfigurationPolicy.REQUIRE,
-    property = Allocator.BACKEND + "=" + SharedAllocator.BACKEND_NAME)
+    property = {
+        Allocator.BACKEND + "=" + SharedAllocator.BACKEND_NAME,
+        Allocator.STATE + "=" + Keyspace.FREE_MAP})
 @Designate(ocd = SharedAllocator.Config.class)
 public final class SharedAllocator implements Allocator {
   static final String PID = "io.etcfs.alloc.shared";
@@ -60,6 +63,8 @@ public final class SharedAllocator implements Allocator {
   private static final int MAX_PICK = 32;
   /** etcd's default limit of operations in one transaction (--max-txn-ops). */
   private static final int MAX_INIT_OPS = 128;
+  /** How long a node waits for another to make the free map. */
+  private static final java.time.Duration INIT_WAIT = java.time.Duration.ofSeconds(60);
   /** Tries of a transaction that lost to another node's before it gives up. */
   private static final int MAX_TRIES = 10_000;
 
@@ -73,6 +78,10 @@ public final class SharedAllocator implements Allocator {
 
     @AttributeDefinition(description = "This node's name, recorded on what it allocates.")
     String nodeName();
+
+    @AttributeDefinition(description = "Activated only to show it can be (a live switch"
+        + " prepares its target so): reads and creates no free map, allocates nothing.")
+    boolean etcfs_standby() default false;
   }
 
   private final MetaStore store;
@@ -92,6 +101,7 @@ public final class SharedAllocator implements Allocator {
         t.setDaemon(true);
         return t;
       });
+  private final boolean standby;
   private volatile boolean stopped;
 
   @Activate
@@ -112,6 +122,12 @@ public final class SharedAllocator implements Allocator {
         .value());
     this.firstBlock = record.firstBlock();
     this.total = record.arenas() * record.blocksPerArena();
+    this.standby = config.etcfs_standby();
+    if (standby) {
+      // A switch's target before its cutover: another allocator still commits, so a map made
+      // now would be stale; the cutover deletes any map left from before (Allocator#STATE).
+      return;
+    }
     initialise(space);
     // What an earlier instance of this incarnation allocated and never committed is free again:
     // nothing here knows of it (a crash, or the bundle restarted).
@@ -125,12 +141,48 @@ public final class SharedAllocator implements Allocator {
    * allocator (a switch, issue #15). The records cannot change under the read: they are written
    * only by commits of extents an allocator handed out, and none is handing any out — this one
    * has no map yet, and another allocator is never in use beside it (the record names one, and
-   * every commit compares the record).
+   * every commit compares the record). After a live switch to this allocator the cutover has
+   * deleted any map an earlier period left (it is stale: the other allocator freed and handed
+   * out blocks since), so the map is made here again; the target waited in standby until then.
+   *
+   * <p>Space another allocator used is free in many pieces, more than one transaction takes, so
+   * the map is made in steps under a claim ({@link FreeMap#making}): the claim, then the free
+   * extents a batch at a time, each batch comparing the claim, then the version key (which is
+   * what makes the map usable) with the claim deleted. Other nodes wait for the version; the
+   * claim of a node that died meanwhile is taken over, and its partial extents deleted in the
+   * same transaction, so none of its batches can land after.
    */
   private void initialise(Keyspace space) {
-    if (store.get(map.version()).isPresent()) {
-      return;
+    long deadline = System.nanoTime() + INIT_WAIT.toNanos();
+    byte[] me = FreeMap.bytes(membership.nodeName() + " "
+        + Keyspace.hex(membership.generation()));
+    while (store.get(map.version()).isEmpty()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("the shared free map was not made within "
+            + INIT_WAIT.toSeconds() + " s (another node is making it: "
+            + store.get(map.making()).map(KeyValue::valueString).orElse("nobody") + ")");
+      }
+      Optional<KeyValue> making = store.get(map.making());
+      Txn claim = new Txn().when(Compare.absent(map.version()))
+          .when(Compare.createRevision(membership.memberKey(), membership.generation()));
+      if (making.isEmpty()) {
+        claim.when(Compare.absent(map.making()));
+      } else if (makerAlive(space, making.get().valueString())) {
+        sleep(50); // another node is making it
+        continue;
+      } else {
+        claim.when(Compare.modRevision(map.making(), making.get().modRevision()));
+      }
+      claim.then(Op.put(map.making(), me)).then(Op.deletePrefix(map.freePrefix()));
+      if (store.commit(claim).succeeded()) {
+        make(space, me);
+        return;
+      }
     }
+  }
+
+  /** Makes the map under this node's claim; the claim lost means another node took over. */
+  private void make(Keyspace space, byte[] me) {
     Runs free = Runs.of(List.of(new Extent(firstBlock, total)));
     for (KeyValue kv : store.prefix(BlockOwner.prefix(space), 0).kvs()) {
       BlockOwner o = BlockOwner.decode(space, kv.key(), kv.value());
@@ -139,17 +191,48 @@ public final class SharedAllocator implements Allocator {
       }
     }
     List<Extent> extents = free.extents();
-    if (extents.size() + 2 > MAX_INIT_OPS) { // the compare, the version, the extents
-      throw new IllegalStateException("the shared free map cannot be created: the free space"
-          + " is in " + extents.size() + " pieces, more than one transaction takes ("
-          + (MAX_INIT_OPS - 2) + ")");
+    for (int from = 0; from < extents.size(); from += MAX_INIT_OPS - 1) {
+      Txn batch = new Txn().when(Compare.value(map.making(), me));
+      for (Extent e : extents.subList(from, Math.min(extents.size(), from + MAX_INIT_OPS - 1))) {
+        batch.then(Op.put(map.free(e.start()), FreeMap.bytes(Long.toString(e.length()))));
+      }
+      if (!store.commit(batch).succeeded()) {
+        throw new IllegalStateException("lost the making of the shared free map to another"
+            + " node");
+      }
     }
-    Txn txn = new Txn().when(Compare.absent(map.version()))
-        .then(Op.put(map.version(), FreeMap.bytes("0")));
-    for (Extent e : extents) {
-      txn.then(Op.put(map.free(e.start()), FreeMap.bytes(Long.toString(e.length()))));
+    if (!store.commit(new Txn().when(Compare.value(map.making(), me))
+        .when(Compare.absent(map.version()))
+        .then(Op.put(map.version(), FreeMap.bytes("0")))
+        .then(Op.delete(map.making()))).succeeded()) {
+      throw new IllegalStateException("lost the making of the shared free map to another node");
     }
-    store.commit(txn); // lost to another node's creation: that map is the same
+    LOG.log(Level.INFO, "made the shared free map: {0} free extents, {1} blocks",
+        extents.size(), free.blocks());
+  }
+
+  /** Whether the node that claimed the making ({@code <node> <generation>}) is still alive. */
+  private boolean makerAlive(Keyspace space, String claim) {
+    String[] f = claim.split(" ");
+    if (f.length != 2) {
+      return false;
+    }
+    Optional<KeyValue> member = store.get(space.bytes(Keyspace.MEMBERS + f[0]));
+    try {
+      return member.isPresent()
+          && member.get().createRevision() == Long.parseUnsignedLong(f[1], 16);
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while the shared free map is made");
+    }
   }
 
   @Deactivate
@@ -489,6 +572,9 @@ public final class SharedAllocator implements Allocator {
 
   @Override
   public long freeBlocks() {
+    if (standby) {
+      throw new IllegalStateException("the shared allocator is in standby");
+    }
     FreeMap.Snapshot s = map.read(store);
     return Math.max(0, s.freeBlocks() - s.promisedBlocks());
   }
@@ -512,8 +598,9 @@ public final class SharedAllocator implements Allocator {
   }
 
   private void checkLive() {
-    if (stopped) {
-      throw new IllegalStateException("the shared allocator is stopped");
+    if (stopped || standby) {
+      throw new IllegalStateException("the shared allocator is "
+          + (standby ? "in standby" : "stopped"));
     }
     if (membership.isFenced()) {
       throw new IllegalStateException("node " + membership.nodeName() + " is fenced");

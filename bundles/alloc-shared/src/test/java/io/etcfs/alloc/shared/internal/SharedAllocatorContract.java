@@ -2,9 +2,11 @@ package io.etcfs.alloc.shared.internal;
 
 import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.fencing.RecoveryParticipant;
+import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.testing.AllocatorContract;
 import io.etcfs.testing.ComponentConfigs;
 import io.etcfs.testing.TestMembership;
+import java.util.List;
 import java.util.Map;
 
 /** The allocator contract for alloc-shared; a crash halts the allocator without releasing. */
@@ -17,6 +19,18 @@ abstract class SharedAllocatorContract extends AllocatorContract {
   @Override
   protected Allocator newAllocator(String fs, TestMembership membership) {
     return new SharedAllocator(store(), membership, config(fs, membership.nodeName()));
+  }
+
+  @Override
+  protected Allocator newStandby(String fs, TestMembership membership) {
+    return new SharedAllocator(store(), membership, ComponentConfigs.of(
+        SharedAllocator.Config.class, Map.of("fsName", fs, "nodeName", membership.nodeName(),
+            Allocator.STANDBY, true)));
+  }
+
+  @Override
+  protected List<String> stateAreas() {
+    return List.of(Keyspace.FREE_MAP);
   }
 
   @Override
