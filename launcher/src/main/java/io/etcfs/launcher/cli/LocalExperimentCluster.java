@@ -22,6 +22,7 @@ final class LocalExperimentCluster implements Cluster {
   private final Path log;
   private final NodeCycler cycler;
   private volatile boolean up;
+  private int clusters;
 
   LocalExperimentCluster(Path dir, int nodes, long size, Path log) {
     this.dir = dir;
@@ -35,7 +36,8 @@ final class LocalExperimentCluster implements Cluster {
   public String describe() {
     return "a local cluster of " + nodes + " node" + (nodes == 1 ? "" : "s") + " started by"
         + " 'etcfs up' for each run (private etcd, sparse device image of " + Units.human(size)
-        + ", FUSE mounts; in " + dir + ")";
+        + ", FUSE mounts; in " + dir + "; each cluster's node logs kept in logs/cluster-K"
+        + " beside this report)";
   }
 
   @Override
@@ -63,8 +65,29 @@ final class LocalExperimentCluster implements Cluster {
   public void end() throws Exception {
     if (up && Files.exists(ClusterEnv.file(dir))) {
       etcfs("down", "--dir", dir.toString());
+      keepLogs();
     }
     up = false;
+  }
+
+  /**
+   * The nodes' logs of the cluster just stopped, copied beside the report as logs/cluster-K
+   * (the next 'up --fresh' deletes them): what a failed operation in the report is explained by.
+   */
+  private void keepLogs() throws IOException {
+    Path logs = dir.resolve("log");
+    if (!Files.isDirectory(logs)) {
+      return;
+    }
+    clusters++;
+    Path to = Files.createDirectories(log.getParent().resolve("logs").resolve("cluster-"
+        + clusters));
+    try (var files = Files.list(logs)) {
+      for (Path f : files.toList()) {
+        Files.copy(f, to.resolve(f.getFileName()),
+            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      }
+    }
   }
 
   /** Stops the cluster from a shutdown hook (the user pressed Ctrl-C): best effort. */

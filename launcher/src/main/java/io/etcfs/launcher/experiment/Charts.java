@@ -44,30 +44,7 @@ public final class Charts {
   public static void throughput(Results r, Results.Run run, Path file) throws IOException {
     headless();
     List<Strategy> st = r.spec.strategies();
-    XYSeriesCollection data = new XYSeriesCollection();
-    List<XYSeries> series = new ArrayList<>();
-    for (Strategy s : st) {
-      XYSeries x = new XYSeries(s.toString(), false, true);
-      series.add(x);
-      data.addSeries(x);
-    }
-    XYSeries switching = new XYSeries("switching (all nodes still driving)", false, true);
-    XYSeries warmup = new XYSeries("warm-up (not measured)", false, true);
-    java.util.Map<XYSeries, Integer> lastSegment = new java.util.HashMap<>();
-    for (Results.Sample p : run.samples) {
-      Results.Segment g = segment(run, p.segment());
-      double ops = p.millis() > 0 ? p.total() * 1000.0 / p.millis() : 0;
-      double t = p.at() / 1000.0;
-      XYSeries x = g.kind().equals(Results.Segment.PHASE) ? series.get(g.strategy())
-          : g.kind().equals(Results.Segment.WARMUP) ? warmup : switching;
-      Integer last = lastSegment.put(x, g.seq());
-      if (last != null && g.seq() - last > 1) {
-        x.add(t - 0.001, null); // a gap: other segments came between, not a line across them
-      }
-      x.add(t, ops);
-    }
-    data.addSeries(switching);
-    data.addSeries(warmup);
+    XYSeriesCollection data = throughputData(r, run);
     NumberAxis time = new NumberAxis("seconds since the run started");
     NumberAxis rate = new NumberAxis("operations/s, all nodes");
     rate.setAutoRangeIncludesZero(true);
@@ -143,6 +120,41 @@ public final class Charts {
         new Font(Font.SANS_SERIF, Font.BOLD, 14), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     ChartUtils.saveChartAsPNG(file.toFile(), chart, WIDTH, HEIGHT);
+  }
+
+  /**
+   * The throughput plot's data: a series per strategy (its phases), then one of the samples
+   * taken while switching or replacing the cluster, then one of the warm-ups; a series has a
+   * gap (a null value) wherever other segments came between two of its own.
+   */
+  static XYSeriesCollection throughputData(Results r, Results.Run run) {
+    List<Strategy> st = r.spec.strategies();
+    XYSeriesCollection data = new XYSeriesCollection();
+    List<XYSeries> series = new ArrayList<>();
+    for (Strategy s : st) {
+      XYSeries x = new XYSeries(s.toString(), false, true);
+      series.add(x);
+      data.addSeries(x);
+    }
+    XYSeries switching = new XYSeries("switching (all nodes still driving)", false, true);
+    XYSeries warmup = new XYSeries("warm-up (not measured)", false, true);
+    // by identity: an XYSeries's equals and hashCode follow its data, which changes here
+    java.util.Map<XYSeries, Integer> lastSegment = new java.util.IdentityHashMap<>();
+    for (Results.Sample p : run.samples) {
+      Results.Segment g = segment(run, p.segment());
+      double ops = p.millis() > 0 ? p.total() * 1000.0 / p.millis() : 0;
+      double t = p.at() / 1000.0;
+      XYSeries x = g.kind().equals(Results.Segment.PHASE) ? series.get(g.strategy())
+          : g.kind().equals(Results.Segment.WARMUP) ? warmup : switching;
+      Integer last = lastSegment.put(x, g.seq());
+      if (last != null && g.seq() - last > 1) {
+        x.add(t - 0.001, null); // a gap: other segments came between, not a line across them
+      }
+      x.add(t, ops);
+    }
+    data.addSeries(switching);
+    data.addSeries(warmup);
+    return data;
   }
 
   /**

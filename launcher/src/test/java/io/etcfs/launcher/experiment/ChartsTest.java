@@ -52,6 +52,29 @@ class ChartsTest {
   }
 
   @Test
+  void aSeriesBreaksWhereOtherSegmentsCameBetweenItsOwn() throws Exception {
+    Results r = Fixture.results();
+    Results.Run run = r.runs.get(0);
+    // a second switch after the last phase: the switching series must not join the two
+    int seq = run.segments.size();
+    run.segments.add(new Results.Segment(seq, Results.Segment.SWITCH, 0, 2, 4500, 5000,
+        new long[] {5, 5}, 0, 1));
+    run.samples.add(new Results.Sample(4750, 250, seq, new long[] {2, 3}, 0));
+    run.samples.add(new Results.Sample(5000, 250, seq, new long[] {3, 2}, 0));
+    org.jfree.data.xy.XYSeries switching = Charts.throughputData(r, run).getSeries(2);
+    java.util.List<Number> ys = new java.util.ArrayList<>();
+    for (int i = 0; i < switching.getItemCount(); i++) {
+      ys.add(switching.getY(i));
+    }
+    // the first switch's two samples (40 ops/s), a gap, the second's (20 ops/s)
+    java.util.List<Number> expected = new java.util.ArrayList<>(
+        java.util.Arrays.asList(40.0, 40.0, null, 20.0, 20.0));
+    assertEquals(expected, ys);
+    assertEquals(8, Charts.throughputData(r, run).getSeries(0).getItemCount(),
+        "etcd/arena's two phases are next to each other: no gap");
+  }
+
+  @Test
   void aPlotWithoutDataIsStillDrawn() throws Exception {
     Results r = Fixture.results();
     Results.Run empty = new Results.Run(3, r.startedAt);

@@ -30,6 +30,8 @@ final class Fixture {
         if (s == 1) {
           x.segments.add(new Results.Segment(seq++, Results.Segment.SWITCH, 1, 2, t, t + 500,
               new long[] {10, 10}, 0, 1.5));
+          x.samples.add(new Results.Sample(t + 250, 250, seq - 1, new long[] {5, 5}, 0));
+          x.samples.add(new Results.Sample(t + 500, 250, seq - 1, new long[] {5, 5}, 0));
           x.switches.add(new Results.Switch(0, 1, "lock", "etcd", "hazelcast", t, t + 500,
               "done", run, x.startedAt + t + 100, x.startedAt + t + 300, 250 + run * 10,
               "node1,node2"));
