@@ -69,12 +69,17 @@ class CliIT {
   }
 
   @Test
-  void aSwitchOfTheAllocatorIsRefusedAsNotBuiltAndTwoTargetsAsUsage() throws Exception {
-    Distribution.Result r = Distribution.etcfs(runtime, T, "switch", "--alloc", "shared",
+  void aSwitchToAnUnknownBackendIsRefusedBeforeEtcdIsAskedAndTwoTargetsAsUsage()
+      throws Exception {
+    Distribution.Result r = Distribution.etcfs(runtime, T, "switch", "--alloc", "buddy",
         "--etcd", "http://127.0.0.1:1");
     assertEquals(1, r.exit(), r.toString());
-    assertEquals(List.of("etcfs: switch --alloc shared: a live switch of the allocator is not"
-        + " built yet; nothing was changed (switch --lock works)"), r.errLines());
+    assertEquals(List.of("etcfs: unknown allocator 'buddy' (arena or shared)"), r.errLines());
+    Distribution.Result lock = Distribution.etcfs(runtime, T, "switch", "--lock", "zookeeper",
+        "--etcd", "http://127.0.0.1:1");
+    assertEquals(1, lock.exit(), lock.toString());
+    assertEquals(List.of("etcfs: unknown lock backend 'zookeeper' (etcd or hazelcast)"),
+        lock.errLines());
     Distribution.Result both = Distribution.etcfs(runtime, T, "switch", "--alloc", "shared",
         "--lock", "etcd", "--etcd", "http://127.0.0.1:1");
     assertEquals(2, both.exit(), both.toString());

@@ -128,8 +128,8 @@ class CoreCommandsIT {
     assertBad("etcfs:_candidates 3 wZmVuY2U", "etcfs: _candidates: word index 3 outside the 1");
     assertBad("lock switch nosuch", "etcfs: no lock backend 'nosuch' here (installed: etcd,"
         + " hazelcast)");
-    assertBad("alloc switch shared", "etcfs: alloc switch shared: a live switch of the allocator"
-        + " is not built yet");
+    assertBad("alloc switch nosuch", "etcfs: no allocator 'nosuch' here (installed: arena,"
+        + " shared)");
   }
 
   private static String ok(String command) throws Exception {

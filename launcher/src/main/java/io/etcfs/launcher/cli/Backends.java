@@ -18,7 +18,8 @@ final class Backends {
 
   private static final Map<String, String> LOCKS =
       new TreeMap<>(Map.of("etcd", "lock-etcd", "hazelcast", "lock-hazelcast"));
-  private static final Map<String, String> ALLOCATORS = new TreeMap<>(Map.of("arena", "alloc-arena", "shared", "alloc-shared"));
+  private static final Map<String, String> ALLOCATORS =
+      new TreeMap<>(Map.of("arena", "alloc-arena", "shared", "alloc-shared"));
 
   private Backends() {}
 
@@ -34,7 +35,16 @@ final class Backends {
 
   /** The lock backends whose bundle is in {@code bundleDir}, by name. */
   static java.util.List<String> installedLocks(Path bundleDir) {
-    return LOCKS.entrySet().stream()
+    return installed(LOCKS, bundleDir);
+  }
+
+  /** The allocators whose bundle is in {@code bundleDir}, by name. */
+  static java.util.List<String> installedAllocators(Path bundleDir) {
+    return installed(ALLOCATORS, bundleDir);
+  }
+
+  private static java.util.List<String> installed(Map<String, String> known, Path bundleDir) {
+    return known.entrySet().stream()
         .filter(e -> Files.isRegularFile(bundleDir.resolve(e.getValue() + ".jar")))
         .map(Map.Entry::getKey).toList();
   }

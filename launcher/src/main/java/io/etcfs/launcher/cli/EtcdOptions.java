@@ -88,11 +88,18 @@ final class EtcdOptions {
     return connect(connection());
   }
 
+  /**
+   * The bound on each request of a CLI command. Longer than a node's 5 s (a FUSE call must not
+   * hang on etcd; a command may wait): the command's first request also sets up the channel in a
+   * new JVM, and a busy cluster's etcd (the shared allocator's transactions, say) answers late.
+   */
+  static final Duration CLI_REQUEST_TIMEOUT = Duration.ofSeconds(15);
+
   static EtcdMetaStore connect(EtcdConnection c) {
     EtcdSettings s = new EtcdSettings(
         EtcdSettings.parseEndpoints(c.endpoints()),
         path(c.caFile()), path(c.certFile()), path(c.keyFile()),
-        blankToNull(c.user()), blankToNull(c.password()), Duration.ofSeconds(5));
+        blankToNull(c.user()), blankToNull(c.password()), CLI_REQUEST_TIMEOUT);
     return EtcdMetaStore.connect(s);
   }
 

@@ -8,6 +8,7 @@ import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.fs.Keyspace;
 import io.etcfs.support.switches.SwitchRequests;
 import java.net.InetAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Properties;
 
@@ -30,17 +31,16 @@ final class LiveSwitch {
 
   static Cluster.Switched ask(EtcdConnection conn, String fsName, String kind, String to)
       throws Cluster.NotLive, Exception {
-    if (kind.equals(SwitchRequests.ALLOC)) {
-      // as etcfs switch --alloc answers until the allocator's live switch is built
-      throw new Cluster.NotLive("a live switch of the allocator is not built yet");
-    }
+    Path bundles = Home.dir().resolve("bundle");
     try (EtcdMetaStore store = EtcdOptions.connect(conn)) {
       SwitchRequests requests = new SwitchRequests(store, Keyspace.of(fsName));
       String by = "etcfs experiment on " + InetAddress.getLocalHost().getHostName();
       String said;
       try {
-        said = requests.request(kind, to, Backends.installedLocks(Home.dir().resolve("bundle")),
-            by, SwitchRequests.DEADLINE.plus(Duration.ofSeconds(60)));
+        // as etcfs switch asks: the installed backends of that kind, the same wait
+        said = requests.request(kind, to, kind.equals(SwitchRequests.LOCK)
+            ? Backends.installedLocks(bundles) : Backends.installedAllocators(bundles), by,
+            SwitchRequests.DEADLINE.plus(Duration.ofSeconds(60)));
       } catch (IllegalArgumentException | IllegalStateException e) {
         throw new Cluster.NotLive(e.getMessage());
       }

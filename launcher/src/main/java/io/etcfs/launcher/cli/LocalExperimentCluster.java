@@ -22,6 +22,7 @@ final class LocalExperimentCluster implements Cluster {
   private final Path log;
   private final NodeCycler cycler;
   private volatile boolean up;
+  private volatile Process child;
   private int clusters;
 
   LocalExperimentCluster(Path dir, int nodes, long size, Path log) {
@@ -93,6 +94,11 @@ final class LocalExperimentCluster implements Cluster {
   /** Stops the cluster from a shutdown hook (the user pressed Ctrl-C): best effort. */
   void stopQuietly() {
     try {
+      // an 'etcfs up' under way outlives this JVM: let it finish, then stop what it started
+      Process p = child;
+      if (p != null && p.isAlive() && !p.waitFor(3, TimeUnit.MINUTES)) {
+        p.destroyForcibly();
+      }
       end();
     } catch (Exception e) {
       System.err.println("etcfs experiment: could not stop the cluster in " + dir + ": "
@@ -146,6 +152,7 @@ final class LocalExperimentCluster implements Cluster {
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
         .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+    child = p;
     if (!p.waitFor(10, TimeUnit.MINUTES)) {
       p.destroyForcibly();
       throw new IllegalStateException("etcfs " + args[0] + " did not finish within 10 minutes"

@@ -157,9 +157,20 @@ public final class SwitchRequests {
     List<String> nodes = List.of(p.getProperty("nodes").split(","));
     long firstStop = Long.parseLong(p.getProperty("firstStop"));
     Map<String, Long> resumed = new TreeMap<>();
+    Map<String, String> failed = new TreeMap<>();
+    List<String> gone = new ArrayList<>();
     while (System.nanoTime() < deadline) {
       resumed = resumedAt(r.epoch());
-      if (resumed.keySet().containsAll(nodes)) {
+      failed = perNode(r.epoch(), "failed");
+      // a node that died after it answered is fenced and recovered as usual: not waited for
+      gone = new ArrayList<>();
+      for (String n : nodes) {
+        if (!resumed.containsKey(n) && !failed.containsKey(n)
+            && store.get(space.bytes(Keyspace.MEMBERS + n)).isEmpty()) {
+          gone.add(n);
+        }
+      }
+      if (resumed.size() + failed.size() + gone.size() >= nodes.size()) {
         break;
       }
       Thread.sleep(50);
@@ -173,11 +184,21 @@ public final class SwitchRequests {
     store.commit(new Txn().then(Op.put(historyKey(r.epoch()), store(p))));
     List<String> late = new ArrayList<>(nodes);
     late.removeAll(resumed.keySet());
+    late.removeAll(gone);
+    late.removeAll(failed.keySet());
+    if (!failed.isEmpty()) {
+      List<String> why = new ArrayList<>();
+      failed.forEach((node, reason) -> why.add(node + ": " + reason));
+      throw new IllegalStateException(r.describe() + ": cut over, but " + String.join("; ", why)
+          + " — those nodes hold their processes at the gate until they can (see their logs)");
+    }
     return "switched the " + what(r.kind()) + " from " + r.from() + " to " + r.to() + " (switch "
         + r.epoch() + ", " + nodes.size() + " node" + (nodes.size() == 1 ? "" : "s") + ": "
         + String.join(", ", nodes) + ")\n"
         + "pause: " + pause + " ms, from the first node stopping to the last resuming"
-        + (late.isEmpty() ? "" : " (not resumed yet: " + String.join(", ", late) + ")") + "\n"
+        + (late.isEmpty() ? "" : " (not resumed yet: " + String.join(", ", late) + ")")
+        + (gone.isEmpty() ? "" : " (left the cluster since: " + String.join(", ", gone) + ")")
+        + "\n"
         + "undo: " + r.kind() + " switch " + r.from();
   }
 
@@ -203,12 +224,19 @@ public final class SwitchRequests {
 
   private Map<String, Long> resumedAt(long epoch) {
     Map<String, Long> at = new TreeMap<>();
-    byte[] prefix = space.bytes(Keyspace.SWITCHES + Keyspace.hex(epoch) + "/resumed/");
-    for (KeyValue kv : store.range(prefix, Keys.prefixEnd(prefix), 0).kvs()) {
-      at.put(kv.keyString().substring(kv.keyString().lastIndexOf('/') + 1),
-          Long.parseLong(kv.valueString()));
-    }
+    perNode(epoch, "resumed").forEach((node, v) -> at.put(node, Long.parseLong(v)));
     return at;
+  }
+
+  /** The per-node keys {@code switches/<epoch>/<what>/<node>}: node → value. */
+  private Map<String, String> perNode(long epoch, String what) {
+    Map<String, String> found = new TreeMap<>();
+    byte[] prefix = space.bytes(Keyspace.SWITCHES + Keyspace.hex(epoch) + "/" + what + "/");
+    for (KeyValue kv : store.range(prefix, Keys.prefixEnd(prefix), 0).kvs()) {
+      found.put(kv.keyString().substring(kv.keyString().lastIndexOf('/') + 1),
+          kv.valueString());
+    }
+    return found;
   }
 
   /** The epoch of the latest switch asked for, or 0. */
@@ -243,6 +271,11 @@ public final class SwitchRequests {
 
   public byte[] resumedKey(long epoch, String node) {
     return space.bytes(Keyspace.SWITCHES + Keyspace.hex(epoch) + "/resumed/" + node);
+  }
+
+  /** Why {@code node} could not follow switch {@code epoch} after its cutover. */
+  public byte[] failedKey(long epoch, String node) {
+    return space.bytes(Keyspace.SWITCHES + Keyspace.hex(epoch) + "/failed/" + node);
   }
 
   /** Properties as stored text. */

@@ -185,19 +185,28 @@ final class Extents {
    */
   void allocate(MetaTx tx, long ino, List<Extent> referenced, List<Extent> released)
       throws FsException {
-    if (referenced.isEmpty() && released.isEmpty()) {
-      return;
-    }
-    record(tx, referenced, released, ctx.allocator().commitOps(ino, referenced, released));
+    allocate(tx, ctx.allocator(), ino, referenced, released);
   }
 
-  /** Like {@link #allocate} with the allocator's operations already computed. */
-  void record(MetaTx tx, List<Extent> referenced, List<Extent> released, List<Op> ops)
-      throws FsException {
+  /**
+   * As above, through allocator {@code a}: the one the caller's operation allocated {@code
+   * referenced} from. An operation keeps the allocator it started with (a live switch rebinds
+   * the core's allocator): its records and the outcome go to that one, never half to the next.
+   */
+  void allocate(MetaTx tx, Allocator a, long ino, List<Extent> referenced,
+      List<Extent> released) {
     if (referenced.isEmpty() && released.isEmpty()) {
       return;
     }
-    Allocator a = ctx.allocator();
+    record(tx, a, referenced, released, a.commitOps(ino, referenced, released));
+  }
+
+  /** Like {@link #allocate} with {@code a}'s operations already computed. */
+  void record(MetaTx tx, Allocator a, List<Extent> referenced, List<Extent> released,
+      List<Op> ops) {
+    if (referenced.isEmpty() && released.isEmpty()) {
+      return;
+    }
     tx.ops(ops);
     tx.afterCommitAt(revision -> a.committed(referenced, released, revision));
   }

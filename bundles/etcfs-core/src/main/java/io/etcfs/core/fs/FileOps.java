@@ -344,13 +344,16 @@ final class FileOps {
     }
     if (last) {
       dropBuffer(f);
-      Inode i;
-      try {
-        i = lookups.inode(f.ino);
-      } catch (FsException e) {
-        i = null;
+      // its unlink committed while it was open here, or this node's cache shows it unlinked
+      boolean purge = open.purgeAtRelease(f.ino);
+      if (!purge) {
+        try {
+          purge = lookups.inode(f.ino).nlink() == 0;
+        } catch (FsException e) {
+          purge = false;
+        }
       }
-      if (i != null && i.nlink() == 0) {
+      if (purge) {
         purger.purge(f.ino);
       }
     }

@@ -775,7 +775,7 @@ final class Flusher {
       Inode written = i.withSize(size, blocks).withTimes(i.atimeNs(), now, now);
       PendingAttrs pending = f.pendingAttrs;
       extents.putInode(tx, pending == null ? written : pending.applyTo(written), change.after());
-      extents.allocate(tx, f.ino, referenced, released);
+      extents.allocate(tx, a, f.ino, referenced, released);
       return null;
     };
     if (grouped) {

@@ -237,8 +237,13 @@ final class InodeLocks implements RecallHandler {
    * everything the file holds: its fence, raised by the same transaction, says so from the start.
    */
   CreateGrant grantOnCreate(MetaTx tx, long ino, boolean clean) {
-    if (gate.closed()) {
-      return null; // a switch is draining this node's locks: the first write waits at the gate
+    if (gate.closed() && !provisionals.containsKey(ino)) {
+      // A switch is draining this node's locks: the first write waits at the gate. Not for a
+      // queued create whose provisional lock the drain waits on: what was written under it is
+      // buffered, and is committed only under the lock its create brings, which the drain's
+      // next round lets go (provisional locks are made only with the gate open, so none is
+      // left once the drain is done and the node has answered).
+      return null;
     }
     LockService s;
     CreateGrant grant;

@@ -6,6 +6,8 @@ import java.util.Map;
 /** The files open on this node: an unlinked file lives on while it is in here. */
 final class OpenFiles {
   private final Map<Long, FileData> open = new HashMap<>();
+  /** Files whose last name went while open here: their last release purges them. */
+  private final java.util.Set<Long> orphaned = new java.util.HashSet<>();
 
   synchronized FileData acquire(long ino) {
     FileData f = open.computeIfAbsent(ino, FileData::new);
@@ -20,6 +22,25 @@ final class OpenFiles {
     }
     open.remove(f.ino);
     return true;
+  }
+
+  /**
+   * After the commit that took the last name of {@code ino}, made while it was open here: true
+   * if it still is, and then its last release purges it ({@link #purgeAtRelease}); false if its
+   * last release came meanwhile — that release found it still linked, so the caller purges now.
+   * Under this object's lock with {@link #release}: one of the two purges, whatever the order.
+   */
+  synchronized boolean orphanedWhileOpen(long ino) {
+    if (!open.containsKey(ino)) {
+      return false;
+    }
+    orphaned.add(ino);
+    return true;
+  }
+
+  /** At the last release of {@code ino}: whether its last name went while it was open. */
+  synchronized boolean purgeAtRelease(long ino) {
+    return orphaned.remove(ino);
   }
 
   /** Whether {@code f}'s release now would be the last handle's on this node. */

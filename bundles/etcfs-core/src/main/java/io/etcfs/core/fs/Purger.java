@@ -6,6 +6,7 @@ import io.etcfs.core.fs.meta.ExtentMap;
 import io.etcfs.core.fs.meta.FileExtent;
 import io.etcfs.core.fs.meta.Inode;
 import io.etcfs.core.fs.tx.MetaTx;
+import io.etcfs.spi.alloc.Allocator;
 import io.etcfs.spi.alloc.Extent;
 import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.vfs.FsException;
@@ -59,8 +60,9 @@ final class Purger {
   private boolean deleteAll(MetaTx tx, long ino, ExtentChunks chunks, boolean orphan)
       throws FsException {
     List<Extent> released = chunks.extents().stream().map(FileExtent::device).toList();
+    Allocator a = ctx.allocator();
     List<io.etcfs.spi.meta.Op> ops = released.isEmpty() ? List.of()
-        : ctx.allocator().commitOps(ino, List.of(), released);
+        : a.commitOps(ino, List.of(), released);
     if (ops.size() > ALLOCATOR_OPS) {
       return false;
     }
@@ -71,7 +73,7 @@ final class Purger {
     if (orphan) {
       tx.delete(ctx.keys.orphan(ino));
     }
-    extents.record(tx, List.of(), released, ops);
+    extents.record(tx, a, List.of(), released, ops);
     return true;
   }
 
@@ -111,16 +113,17 @@ final class Purger {
     List<FileExtent> all = chunks.extents();
     long end = all.get(all.size() - 1).fileBlock() + all.get(all.size() - 1).device().length();
     long from = chunks.tailStep(0, STEP_EXTENTS);
+    Allocator a = ctx.allocator();
     while (true) {
       ExtentChunks.Change change = chunks.replace(from, Long.MAX_VALUE, List.of());
       List<Extent> released = change.removed().stream().map(FileExtent::device).toList();
-      List<io.etcfs.spi.meta.Op> ops = ctx.allocator().commitOps(ino, List.of(), released);
+      List<io.etcfs.spi.meta.Op> ops = a.commitOps(ino, List.of(), released);
       if (ops.size() <= ALLOCATOR_OPS || end - from <= 1) {
         extents.apply(tx, ino, change);
         long blocks = inode.blocks() - ExtentMap.blocks(change.removed());
         long size = Math.min(inode.size(), from * ctx.blockSize);
         tx.put(ctx.keys.inode(ino), Codec.inode(inode.withSize(size, Math.max(0, blocks))));
-        extents.record(tx, List.of(), released, ops);
+        extents.record(tx, a, List.of(), released, ops);
         return false;
       }
       // Too many records for one transaction: take a smaller tail.

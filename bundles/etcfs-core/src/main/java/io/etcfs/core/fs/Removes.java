@@ -75,6 +75,13 @@ final class Removes {
     tx.put(ctx.keys.orphan(ino), DeadNodeSweep.orphanRecord(ctx.membership, now));
     if (!busy) {
       tx.afterCommit(() -> purger.later(ino));
+    } else {
+      // its last release may come before this commit does, and find it still linked
+      tx.afterCommit(() -> {
+        if (!open.orphanedWhileOpen(ino)) {
+          purger.later(ino);
+        }
+      });
     }
   }
 

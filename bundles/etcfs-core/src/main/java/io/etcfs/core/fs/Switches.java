@@ -83,6 +83,14 @@ public final class Switches implements AutoCloseable {
 
     /** A prepared backend not switched to after all (a rollback): let it go again. */
     void unprepare(String kind, String name);
+
+    /**
+     * The keyspace areas a prepared allocator declares as its state ({@code
+     * Allocator#STATE}), which the cutover to it clears; checked by {@link #prepare}.
+     */
+    default List<String> stateAreas(String kind, String name) {
+      return List.of();
+    }
   }
 
   private final MetaStore store;
@@ -102,6 +110,8 @@ public final class Switches implements AutoCloseable {
   private long stoppedFor;
   /** The request whose target this node prepared, until it is switched to or rolled back. */
   private SwitchRequests.Request prepared;
+  /** The switch this node last said it could not follow (0: none). */
+  private long reportedFailure;
 
   public Switches(MetaStore store, String fsName, Membership membership, EtcFs engine,
       Binder binder) {
@@ -292,13 +302,30 @@ public final class Switches implements AutoCloseable {
     h.setProperty("firstStop", Long.toString(firstStop));
     h.setProperty("cutover", Long.toString(now));
     h.setProperty("nodes", String.join(",", members.keySet()));
-    boolean done = store.commit(new Txn()
+    Txn txn = new Txn()
         .when(Compare.modRevision(requests.requestKey(), requestRevision))
         .when(Compare.modRevision(space.record(), recordRevision))
         .then(Op.put(space.record(), next.encode()))
         .then(Op.delete(requests.requestKey()))
-        .then(Op.deletePrefix(requests.ackPrefix()))
-        .then(Op.put(requests.historyKey(request.epoch()), SwitchRequests.store(h)))).succeeded();
+        .then(Op.deletePrefix(requests.ackPrefix()));
+    if (request.kind().equals(ALLOC)) {
+      // What the new allocator kept the last time it was in use is stale now: the old one
+      // handed out and freed blocks since, recorded only in the ownership records. Cleared in
+      // the cutover, it starts from those records, as after a crash of every node (nobody
+      // allocates now: every member drained, and the guard refuses the old allocator after).
+      List<String> areas = binder.stateAreas(ALLOC, request.alloc());
+      for (String area : areas) {
+        if (!io.etcfs.spi.alloc.Allocator.isStateArea(area)) {
+          rollBack(request, requestRevision, "allocator " + request.alloc() + " declares '"
+              + area + "' as its state, which a switch may not clear");
+          return;
+        }
+        txn.then(Op.deletePrefix(space.bytes(area)));
+      }
+      h.setProperty("cleared", String.join(",", areas));
+    }
+    txn.then(Op.put(requests.historyKey(request.epoch()), SwitchRequests.store(h)));
+    boolean done = store.commit(txn).succeeded();
     if (done) {
       LOG.info(request.describe() + ": cut over by " + membership.nodeName() + " after "
           + (now - firstStop) + " ms");
@@ -352,9 +379,16 @@ public final class Switches implements AutoCloseable {
       binder.bind(record.lockBackend(), record.allocBackend());
     } catch (Exception e) {
       // The gate stays closed and the guard refuses the old backends: this node cannot go on.
-      throw new FsException(io.etcfs.spi.vfs.Errno.EIO, "cannot bind lock backend "
-          + record.lockBackend() + " and allocator " + record.allocBackend() + ": "
-          + e.getMessage());
+      // Said where the asker looks (it stops waiting for this node), once per switch.
+      String reason = "cannot bind lock backend " + record.lockBackend() + " and allocator "
+          + record.allocBackend() + ": " + e.getMessage();
+      long failedEpoch = epoch != 0 ? epoch : requests.lastEpoch();
+      if (failedEpoch > 0 && failedEpoch != reportedFailure) {
+        reportedFailure = failedEpoch;
+        store.commit(new Txn().then(Op.put(requests.failedKey(failedEpoch,
+            membership.nodeName()), reason.getBytes(StandardCharsets.UTF_8))));
+      }
+      throw new FsException(io.etcfs.spi.vfs.Errno.EIO, reason);
     }
     engine.switchFollow(recordRevision);
     binder.retireOthers(record.lockBackend(), record.allocBackend());

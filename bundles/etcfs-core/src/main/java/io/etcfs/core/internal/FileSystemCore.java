@@ -266,21 +266,25 @@ public final class FileSystemCore {
     return a.help() ? a.usage() : commands.stats(a.has("--json"));
   }
 
-  /** Gogo: {@code alloc backend} prints the allocator backend this node uses. */
-  @Descriptor("alloc backend: the block allocator in use; alloc switch NAME: not built yet")
-  public String alloc(String... args) {
+  /**
+   * Gogo: {@code alloc backend} prints the allocator this node uses; {@code alloc switch NAME}
+   * switches the whole cluster to another one, live (issue #15).
+   */
+  @Descriptor("alloc backend: the block allocator in use; alloc switch NAME: switch the cluster")
+  public String alloc(String... args) throws InterruptedException {
     Args a = Args.parse("alloc", "alloc backend | alloc switch NAME", args, 1, 2);
     if (a.help()) {
-      return a.usage() + "\nShows the block allocator this node uses.";
+      return a.usage() + "\nShows the block allocator this node uses (alloc backend), or"
+          + " switches every node of the mounted cluster to another (alloc switch NAME): each"
+          + " node commits what it buffered and stops writing; NAME starts from the block"
+          + " ownership records; processes see a pause.";
     }
     List<String> words = a.operands();
     if (words.get(0).equals("backend") && words.size() == 1) {
       return allocName(allocator.get());
     }
     if (words.get(0).equals("switch") && words.size() == 2) {
-      throw new UnsupportedOperationException("alloc switch " + words.get(1) + ": a live switch"
-          + " of the allocator is not built yet (its hand-over of free space is not); this"
-          + " cluster uses " + allocName(allocator.get()) + " (lock switch works)");
+      return switches.request(Switches.ALLOC, words.get(1), SWITCH_WAIT);
     }
     throw new IllegalArgumentException("alloc: unknown action '" + String.join(" ", words)
         + "' (" + a.usage() + ")");

@@ -99,10 +99,33 @@ final class OsgiBinder implements Switches.Binder {
       settings(b.pid(), System.getenv(SETTINGS_ENV)).forEach(props::put);
       props.put("fsName", fsName);
       props.put("nodeName", nodeName);
+      if (kind.equals(Switches.ALLOC)) {
+        // Another allocator still allocates until the cutover: this one only shows it can
+        // start, and becomes the one used in bind, after the cutover cleared its state.
+        props.put(Allocator.STANDBY, Boolean.TRUE);
+      }
       c.update(props);
     }
+    boolean standby = kind.equals(Switches.ALLOC) && standby(c);
+    ServiceReference<?> ref = await(kind, name, standby);
+    if (kind.equals(Switches.ALLOC)) {
+      List<String> areas = areas(ref);
+      for (String area : areas) {
+        if (!Allocator.isStateArea(area)) {
+          throw new IllegalStateException("allocator " + name + " declares '" + area + "' as its"
+              + " state, which a switch may not clear");
+        }
+      }
+    }
+  }
+
+  /**
+   * Waits until backend {@code name}'s service is active (in standby, or not), and keeps it in
+   * use until it is switched to or let go.
+   */
+  private ServiceReference<?> await(String kind, String name, boolean standby) throws Exception {
     Class<?> type = kind.equals(Switches.LOCK) ? LockService.class : Allocator.class;
-    String filter = "(etcfs.backend=" + name + ")";
+    String filter = filter(kind, name, standby);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(READY_SECONDS);
     while (true) {
       ServiceReference<?>[] refs = context.getServiceReferences(type.getName(), filter);
@@ -110,8 +133,11 @@ final class OsgiBinder implements Switches.Binder {
         // A delayed component activates on its first get: a Hazelcast member starts here, not
         // inside the core's rebind, where SCR could give up on it.
         if (context.getService(refs[0]) != null) {
-          warmed.putIfAbsent(kind + " " + name, refs[0]);
-          return;
+          ServiceReference<?> before = warmed.put(kind + " " + name, refs[0]);
+          if (before != null) {
+            context.ungetService(before);
+          }
+          return refs[0];
         }
       }
       if (System.nanoTime() > deadline) {
@@ -120,6 +146,46 @@ final class OsgiBinder implements Switches.Binder {
       }
       Thread.sleep(50);
     }
+  }
+
+  /**
+   * The services of backend {@code name}: an allocator in standby is told apart from the one
+   * in use, so the core never binds a standby one.
+   */
+  static String filter(String kind, String name, boolean standby) {
+    String backend = "(" + Allocator.BACKEND + "=" + name + ")";
+    if (!kind.equals(Switches.ALLOC)) {
+      return backend;
+    }
+    return standby ? "(&" + backend + "(" + Allocator.STANDBY + "=true))"
+        : "(&" + backend + "(!(" + Allocator.STANDBY + "=true)))";
+  }
+
+  private static boolean standby(Configuration c) {
+    Dictionary<String, Object> props = c.getProperties();
+    Object v = props == null ? null : props.get(Allocator.STANDBY);
+    return Boolean.TRUE.equals(v) || "true".equals(v);
+  }
+
+  /** The state areas a service declares ({@link Allocator#STATE}). */
+  private static List<String> areas(ServiceReference<?> ref) {
+    Object v = ref.getProperty(Allocator.STATE);
+    if (v instanceof String[] a) {
+      return List.of(a);
+    }
+    if (v instanceof String one) {
+      return List.of(one);
+    }
+    return List.of();
+  }
+
+  @Override
+  public List<String> stateAreas(String kind, String name) {
+    ServiceReference<?> ref = warmed.get(kind + " " + name);
+    if (ref == null) {
+      throw new IllegalStateException(kind + " backend " + name + " is not prepared here");
+    }
+    return areas(ref);
   }
 
   /** The node's component settings, as the launcher hands them to the node's process. */
@@ -152,13 +218,14 @@ final class OsgiBinder implements Switches.Binder {
     if (props == null) {
       throw new IllegalStateException("the core has no configuration");
     }
-    String lockTarget = "(etcfs.backend=" + lockName + ")";
-    String allocTarget = "(etcfs.backend=" + allocName + ")";
+    String lockTarget = filter(Switches.LOCK, lockName, false);
+    String allocTarget = filter(Switches.ALLOC, allocName, false);
     if (!lockTarget.equals(props.get("lockService.target"))
         || !allocTarget.equals(props.get("allocator.target"))) {
       for (String kind : List.of(Switches.LOCK, Switches.ALLOC)) {
         prepare(kind, kind.equals(Switches.LOCK) ? lockName : allocName);
       }
+      leaveStandby(allocName);
       props.put("lockService.target", lockTarget);
       props.put("allocator.target", allocTarget);
       core.update(props);
@@ -171,6 +238,25 @@ final class OsgiBinder implements Switches.Binder {
       }
       Thread.sleep(20);
     }
+  }
+
+  /**
+   * The allocator switched to starts for use: its configuration without {@link
+   * Allocator#STANDBY} makes SCR replace the standby instance with one that reads its state.
+   */
+  private void leaveStandby(String allocName) throws Exception {
+    Configuration c = cm().getConfiguration(backend(Switches.ALLOC, allocName).pid(), "?");
+    if (!standby(c)) {
+      return;
+    }
+    ServiceReference<?> ref = warmed.remove(Switches.ALLOC + " " + allocName);
+    if (ref != null) {
+      context.ungetService(ref);
+    }
+    Dictionary<String, Object> props = c.getProperties();
+    props.remove(Allocator.STANDBY);
+    c.update(props);
+    await(Switches.ALLOC, allocName, false);
   }
 
   @Override
