@@ -16,6 +16,7 @@ import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYErrorRenderer;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.chart.ui.RectangleAnchor;
+import org.jfree.chart.ui.RectangleInsets;
 import org.jfree.chart.ui.TextAnchor;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
@@ -74,6 +75,7 @@ public final class Charts {
         plot.addDomainMarker(m);
       }
     }
+    int marked = 0;
     for (Results.Switch w : run.switches) {
       if (!w.live() && !w.kind().equals(Results.Segment.FRESH)) {
         continue; // refused at once: the fresh cluster that follows is drawn instead
@@ -99,6 +101,8 @@ public final class Charts {
           fresh ? new Color(120, 120, 255, 50) : new Color(255, 200, 0, 110));
       pause.setLabel(label);
       pause.setLabelFont(small);
+      // every other label a line lower: switches in a row (allocator, then lock) stay legible
+      pause.setLabelOffset(new RectangleInsets(3 + 15 * (marked++ % 2), 3, 3, 3));
       pause.setLabelAnchor(fresh ? RectangleAnchor.CENTER : RectangleAnchor.TOP_LEFT);
       pause.setLabelTextAnchor(fresh ? TextAnchor.CENTER : TextAnchor.TOP_RIGHT);
       plot.addDomainMarker(pause);
@@ -114,9 +118,10 @@ public final class Charts {
         plot.addDomainMarker(kill);
       }
     }
+    boolean fresh = run.switches.stream().anyMatch(w -> w.kind().equals(Results.Segment.FRESH));
     JFreeChart chart = new JFreeChart(r.spec.workload() + ": throughput over run " + run.index
-        + " (" + r.spec.nodes() + " nodes; grey: a switch asked to answered, yellow: its pause,"
-        + " blue: a fresh cluster)",
+        + " (" + r.spec.nodes() + " nodes; grey: a switch asked to answered, yellow: its pause"
+        + (fresh ? ", blue: a fresh cluster)" : ")"),
         new Font(Font.SANS_SERIF, Font.BOLD, 14), plot, true);
     chart.setBackgroundPaint(Color.WHITE);
     ChartUtils.saveChartAsPNG(file.toFile(), chart, WIDTH, HEIGHT);
