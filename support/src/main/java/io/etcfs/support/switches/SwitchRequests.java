@@ -160,8 +160,12 @@ public final class SwitchRequests {
     Map<String, String> failed = new TreeMap<>();
     List<String> gone = new ArrayList<>();
     while (System.nanoTime() < deadline) {
+      // only the members the cutover counted: a node that missed the switch (fenced, say)
+      // records when it followed too
       resumed = resumedAt(r.epoch());
+      resumed.keySet().retainAll(nodes);
       failed = perNode(r.epoch(), "failed");
+      failed.keySet().retainAll(nodes);
       // a node that died after it answered is fenced and recovered as usual: not waited for
       gone = new ArrayList<>();
       for (String n : nodes) {
