@@ -25,9 +25,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code etcfs experiment} from the tarball, on the local cluster it starts itself: two lock
- * backends, one run, a few seconds a phase. The report, the raw JSON and both plots are
- * written; both strategies completed operations; the change between them was one live switch
- * whose pause the nodes recorded; and the cluster is stopped afterwards.
+ * backends, then the other allocator, one run, a few seconds a phase. The report, the raw JSON
+ * and both plots are written; every strategy completed operations; each change was one live
+ * switch (the lock backend's, then the allocator's) whose pause the nodes recorded; and the
+ * cluster is stopped afterwards.
  */
 @Timeout(240)
 class ExperimentIT {
@@ -36,9 +37,10 @@ class ExperimentIT {
   @Test
   void aTwoStrategyExperimentSwitchesLiveAndWritesItsReport() throws Exception {
     Path spec = Files.writeString(tmp.resolve("tiny.spec"), """
-        # the smallest comparison: the lock backend, switched live under two appending nodes
+        # the smallest comparison: the lock backend, then the allocator, switched live under
+        # two appending nodes
         workload = shared-writers
-        strategies = etcd/arena hazelcast/arena
+        strategies = etcd/arena hazelcast/arena hazelcast/shared
         nodes = 2
         active = 2
         runs = 1
@@ -74,7 +76,7 @@ class ExperimentIT {
           phaseOf.put((Long) s.get("seq"), (String) s.get("strategy"));
         }
       }
-      assertEquals(2, phaseOf.size(), "one phase per strategy: " + run.get("segments"));
+      assertEquals(3, phaseOf.size(), "one phase per strategy: " + run.get("segments"));
       Map<String, Long> ops = new HashMap<>();
       for (Object o : list(run.get("samples"))) {
         Map<String, Object> sample = object(o);
@@ -88,23 +90,29 @@ class ExperimentIT {
       assertTrue(ops.getOrDefault("etcd/arena", 0L) > 0, "samples of etcd/arena: " + ops);
       assertTrue(ops.getOrDefault("hazelcast/arena", 0L) > 0, "samples of hazelcast/arena: "
           + ops);
+      assertTrue(ops.getOrDefault("hazelcast/shared", 0L) > 0, "samples of hazelcast/shared: "
+          + ops);
 
       List<Object> switches = list(run.get("switches"));
-      assertEquals(1, switches.size(), switches.toString());
-      Map<String, Object> w = object(switches.get(0));
-      assertEquals("lock", w.get("kind"));
-      assertEquals("hazelcast", w.get("toName"));
-      assertEquals(true, w.get("live"), w.toString());
-      long pause = (Long) w.get("pauseMillis");
-      assertTrue(pause >= 0 && pause < 60_000, w.toString());
-      assertTrue((Long) w.get("firstStop") > 0 && (Long) w.get("cutover")
-          >= (Long) w.get("firstStop"), w.toString());
-
+      assertEquals(2, switches.size(), switches.toString());
+      String[][] expected = {{"lock", "etcd", "hazelcast"}, {"alloc", "arena", "shared"}};
       String report = Files.readString(out.resolve("report.md"), StandardCharsets.UTF_8);
-      assertTrue(report.contains("| figure | etcd/arena | hazelcast/arena | ÷ |"), report);
+      assertTrue(report.contains(
+          "| figure | etcd/arena | hazelcast/arena | ÷ | hazelcast/shared | ÷ |"), report);
       assertTrue(report.contains("| operations/s, 2 nodes driving | "), report);
-      assertTrue(report.contains("| 1 | lock | etcd → hazelcast | live, switch "
-          + w.get("epoch") + " | " + pause + " | "), report);
+      for (int i = 0; i < 2; i++) {
+        Map<String, Object> w = object(switches.get(i));
+        assertEquals(expected[i][0], w.get("kind"), w.toString());
+        assertEquals(expected[i][2], w.get("toName"), w.toString());
+        assertEquals(true, w.get("live"), w.toString());
+        long pause = (Long) w.get("pauseMillis");
+        assertTrue(pause >= 0 && pause < 60_000, w.toString());
+        assertTrue((Long) w.get("firstStop") > 0 && (Long) w.get("cutover")
+            >= (Long) w.get("firstStop"), w.toString());
+        assertTrue(report.contains("| 1 | " + expected[i][0] + " | " + expected[i][1] + " → "
+            + expected[i][2] + " | live, switch " + w.get("epoch") + " | " + pause + " | "),
+            report);
+      }
       assertTrue(report.contains(Runtime.getRuntime().availableProcessors() + " cores"), report);
 
       for (String png : List.of("throughput.png", "scaling.png")) {
