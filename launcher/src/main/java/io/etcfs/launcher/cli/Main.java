@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
       UmountCommand.class,
       StatusCommand.class,
       SwitchCommand.class,
+      ExperimentCommand.class,
       ShellCommand.class,
       UpCommand.class,
       DownCommand.class,
