@@ -161,6 +161,8 @@ public final class HazelcastLockService implements LockService, LockReport {
   private final long cleanIdleNanos;
   private final Duration startTimeout;
   private final Peers peers;
+  /** Where the filesystem's live members are (members/): see {@link #awaitCluster}. */
+  private final byte[] membersPrefix;
   private final HazelcastMember member;
   private final Map<Long, Held> held = new ConcurrentHashMap<>();
   private final Map<Long, Gate> gates = new ConcurrentHashMap<>();
@@ -197,6 +199,7 @@ public final class HazelcastLockService implements LockService, LockReport {
     this.startTimeout = Duration.ofSeconds(config.startTimeoutSeconds());
     int port = config.port() == 0 ? HazelcastMember.freePort(address) : port(config.port());
     Keyspace space = Keyspace.of(fsName);
+    this.membersPrefix = space.bytes(Keyspace.MEMBERS);
     this.peers = Peers.register(store, space, nodeName, address, port);
     this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "etcfs-hz-timer"));
     this.recalls = Executors.newCachedThreadPool(r -> daemon(r, "etcfs-hz-recall"));
@@ -234,7 +237,8 @@ public final class HazelcastLockService implements LockService, LockReport {
           + peers.addresses() + ")", e.getCause());
     }
     long deadline = System.nanoTime() + startTimeout.toNanos();
-    while (!majority(hz)) {
+    long allBy = System.nanoTime() + Math.min(startTimeout.toNanos(), ALL_MEMBERS_WAIT.toNanos());
+    while (!majority(hz) || !allLiveJoined(hz) && System.nanoTime() - allBy < 0) {
       if (System.nanoTime() - deadline > 0) {
         List<String> registered = peers.addresses();
         throw new IllegalStateException("the Hazelcast member " + member + " sees "
@@ -362,6 +366,34 @@ public final class HazelcastLockService implements LockService, LockReport {
    * cannot tell that from a partition, and a partition there costs a wait or an EIO, never
    * data — the core's fence.) An unreadable etcd counts as no.
    */
+  /**
+   * How long a starting member waits for the members of every live node, beyond a majority of
+   * the registered ones. Members started at once (every node at a live switch) register and
+   * join at slightly different moments: one that went ahead on the majority rule alone formed a
+   * cluster of its own, opened its session there, and lost that session's entry when the
+   * clusters merged — for seconds the others dropped its lock requests as a dead session's and
+   * raised the fences of locks it held (EIO on its writes; the experiment runner saw it in two
+   * of three runs). Bounded, so that a node whose member key outlives it (dead, frozen) delays a
+   * start by this much at most, and the majority rule decides after.
+   */
+  static final Duration ALL_MEMBERS_WAIT = Duration.ofSeconds(10);
+
+  /**
+   * Whether this member's cluster holds at least as many members as etcfs has live nodes, and
+   * the partitions have settled among them (no migration under way: sessions opened meanwhile
+   * were seen gone by other members right after).
+   */
+  private boolean allLiveJoined(HazelcastInstance hz) {
+    try {
+      int live = store.range(membersPrefix, io.etcfs.spi.meta.Keys.prefixEnd(membersPrefix), 0)
+          .kvs().size();
+      return hz.getCluster().getMembers().size() >= live
+          && hz.getPartitionService().isClusterSafe();
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
   private boolean majority(HazelcastInstance hz) {
     try {
       int registered = peers.addresses().size();

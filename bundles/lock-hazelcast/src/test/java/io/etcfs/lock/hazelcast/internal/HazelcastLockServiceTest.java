@@ -105,6 +105,43 @@ class HazelcastLockServiceTest {
     assertEquals(List.of(), store.prefix(Keyspace.of("fs1").bytes(Keyspace.HAZELCAST), 0).kvs());
   }
 
+  /**
+   * Members of live nodes started at once (a live switch to this backend) each return from
+   * their start only once they are in one cluster with the members of every live node — not
+   * in a cluster of their own that the majority of the members registered so far allowed, whose
+   * sessions would be lost when the clusters merge.
+   */
+  @Test
+  void membersStartedAtOnceReturnInOneClusterWithEveryLiveNode() throws Exception {
+    for (String n : List.of("a", "b", "c")) {
+      store.commit(new io.etcfs.spi.meta.Txn().then(io.etcfs.spi.meta.Op.put(
+          Keyspace.of("fs1").bytes(Keyspace.MEMBERS + n), io.etcfs.spi.meta.Keys.of("live"))));
+    }
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(3);
+    List<java.util.concurrent.Future<HazelcastLockService>> started = new java.util.ArrayList<>();
+    for (String n : List.of("a", "b", "c")) {
+      started.add(pool.submit(() -> {
+        HazelcastLockService s = new HazelcastLockService(store, config(n, Map.of()));
+        // as the constructor returns: the cluster it found
+        sizes.put(n, s.member().started().toCompletableFuture().get().getCluster()
+            .getMembers().size());
+        return s;
+      }));
+    }
+    List<HazelcastLockService> services = new java.util.ArrayList<>();
+    try {
+      for (java.util.concurrent.Future<HazelcastLockService> f : started) {
+        services.add(f.get(90, TimeUnit.SECONDS));
+      }
+      assertEquals(Map.of("a", 3, "b", 3, "c", 3), sizes);
+    } finally {
+      services.forEach(HazelcastLockService::deactivate);
+      pool.shutdownNow();
+    }
+  }
+
+  private final Map<String, Integer> sizes = new java.util.concurrent.ConcurrentHashMap<>();
+
   private static HazelcastLockService.Config config(String node, Map<String, Object> more) {
     Map<String, Object> all = new java.util.HashMap<>(
         Map.of("fsName", "fs1", "nodeName", node, "address", "127.0.0.1"));
