@@ -132,6 +132,7 @@ final class InodeLocks implements RecallHandler {
     } else if (mode == LockMode.EXCLUSIVE) {
       upgrading(ino);
     }
+    long staleSince = 0; // see handedBackGone
     while (true) {
       HeldLock going = goingLock(ino, mode);
       if (going != null) {
@@ -181,7 +182,7 @@ final class InodeLocks implements RecallHandler {
         // letGo records the lock before it forgets it: seen here, it was let go meanwhile.
         if (lock.equals(lastGone.get(ino))) {
           current.remove(ino, lock);
-          Thread.onSpinWait();
+          staleSince = handedBackGone(s, lock, staleSince, deadline);
           continue;
         }
         if (before != lock) {
@@ -202,6 +203,45 @@ final class InodeLocks implements RecallHandler {
     }
     watch(s);
     return lock;
+  }
+
+  /** How long the backend may hand back a lock this node let go before it is told again. */
+  private static final long STALE_RELEASE_NANOS =
+      java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+
+  /**
+   * The backend handed {@code lock} back, which this node let go: normally for the instant
+   * between letGo's forget and its release, so the call looks again at once. Should it last
+   * (the backend never heard the release: met once, a Hazelcast lock after an allocator switch
+   * on a loaded machine, where the call spun on a CPU for minutes), the backend is told again
+   * after {@link #STALE_RELEASE_NANOS} — safe, as a lock is recorded gone only once nothing is
+   * left to commit under it — and the call ends with EIO at its deadline rather than never.
+   *
+   * @return when this began (for the next look)
+   */
+  private long handedBackGone(LockService s, HeldLock lock, long since, long deadline)
+      throws FsException {
+    long now = System.nanoTime();
+    if (now - deadline > 0) {
+      throw new FsException(Errno.EIO, "inode " + lock.inode() + ": the lock backend still"
+          + " hands out the lock this node let go (" + lock + ")");
+    }
+    if (since == 0) {
+      Thread.onSpinWait();
+      return now;
+    }
+    if (now - since > STALE_RELEASE_NANOS) {
+      LOG.warning("inode " + lock.inode() + ": the lock backend still hands out the lock this"
+          + " node let go " + (now - since) / 1_000_000 + " ms ago; giving it back again");
+      try {
+        s.release(lock);
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "inode " + lock.inode() + ": " + e.getMessage());
+      }
+      return now;
+    }
+    sleepQuietly(1);
+    return since;
   }
 
   /**
