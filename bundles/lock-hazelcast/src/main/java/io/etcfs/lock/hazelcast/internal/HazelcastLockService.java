@@ -56,8 +56,9 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * <p>Liveness: a lock session is an entry of {@value #SESSIONS} with a time to live that its node
  * renews ({@link HzSession}). A waiter blocked by a request whose session entry is gone drops
  * that session's requests from the queue; the oldest member sweeps them from every queue. So a
- * dead node's locks are free one session TTL after its last renewal, whatever Hazelcast's own
- * failure detection (tuned down in {@link HazelcastMember}) takes to remove its member.
+ * dead node's locks are free one session TTL (plus at most the 1 s grain of Hazelcast's
+ * expiry) after its last renewal, whatever Hazelcast's own failure detection (tuned down in
+ * {@link HazelcastMember}) takes to remove its member.
  *
  * <p>Deliberately a delayed component (the default for a service): SCR activates it only when a
  * consumer gets the service, so no member starts, opens a port or looks for peers unless the

@@ -23,9 +23,17 @@ import java.util.function.Consumer;
  * ({@code majority}): a member cut off from the others forms a cluster of its own, where its
  * entry would live on while the others' copy expires and its locks are granted elsewhere. A
  * renewal never resurrects an expired entry ({@link IMap#setTtl} changes only a live one).
+ *
+ * <p>Hazelcast keeps an entry's expiry time in whole seconds, rounded down (5.x stores it as
+ * seconds since a base time), so an entry given a TTL of 2 s can expire as little as 1.001 s
+ * after it was set. The entry is therefore given {@link #GRAIN} more than the session's TTL:
+ * rounded down, it still outlives this node's deadline, which is counted from the exact send
+ * time. A dead node's locks are free between TTL and TTL + 1 s after its last renewal.
  */
 final class HzSession implements LockSession {
   private static final Logger LOG = System.getLogger(HzSession.class.getName());
+  /** The granularity of Hazelcast's entry expiry: what its rounding can take off a TTL. */
+  static final Duration GRAIN = Duration.ofSeconds(1);
 
   private final long id;
   private final IMap<Long, String> sessions;
@@ -55,11 +63,16 @@ final class HzSession implements LockSession {
   static HzSession open(long id, String node, IMap<Long, String> sessions, Duration ttl,
       BooleanSupplier majority, Consumer<HzSession> onEnd) {
     long sentAt = System.nanoTime();
-    sessions.set(id, node, ttl.toMillis(), TimeUnit.MILLISECONDS);
+    sessions.set(id, node, entryTtlMillis(ttl), TimeUnit.MILLISECONDS);
     Deadline deadline = new Deadline(System::nanoTime, sentAt + ttl.toNanos());
     HzSession s = new HzSession(id, sessions, ttl, deadline, majority, onEnd);
     s.renewer.start();
     return s;
+  }
+
+  /** The entry's TTL: the session's plus what Hazelcast's rounding down can take off. */
+  static long entryTtlMillis(Duration ttl) {
+    return ttl.plus(GRAIN).toMillis();
   }
 
   @Override
@@ -117,7 +130,7 @@ final class HzSession implements LockSession {
       }
       long sentAt = System.nanoTime();
       try {
-        if (!sessions.setTtl(id, ttl.toMillis(), TimeUnit.MILLISECONDS)) {
+        if (!sessions.setTtl(id, entryTtlMillis(ttl), TimeUnit.MILLISECONDS)) {
           end("its entry expired before the renewal reached it");
           return;
         }

@@ -140,6 +140,38 @@ class HazelcastLockServiceTest {
     }
   }
 
+  /**
+   * Another node frees a session's locks once it finds the session's entry gone, so the entry
+   * must outlive the deadline the session's own node counts to. Hazelcast rounds an entry's
+   * expiry down to a whole second; opened half-way through a second, an entry given exactly
+   * the TTL is gone about half a second before that deadline.
+   */
+  @Test
+  void aSessionEntryOutlivesTheDeadlineItsNodeCountsTo() throws Exception {
+    HazelcastLockService a = new HazelcastLockService(store, config("a", Map.of()));
+    try {
+      HazelcastInstance hz = a.member().started().toCompletableFuture().get(45, TimeUnit.SECONDS);
+      com.hazelcast.map.IMap<Long, String> sessions = hz.getMap(HazelcastLockService.SESSIONS);
+      long intoSecond = System.currentTimeMillis() % 1000;
+      Thread.sleep((1500 - intoSecond) % 1000);
+      HzSession s = HzSession.open(0x5e55L, "a", sessions, java.time.Duration.ofSeconds(2),
+          () -> true, ended -> { });
+      s.halt(); // no renewal, as a node that stalls at once
+      long checks = 0;
+      while (!s.isExpired()) {
+        assertTrue(sessions.containsKey(0x5e55L),
+            "the entry went while its node still counted the session live");
+        checks++;
+        Thread.sleep(10);
+      }
+      assertTrue(checks > 50, "checked through the session's life: " + checks);
+      io.etcfs.testing.Eventually.eventually("the entry expires after the deadline",
+          java.time.Duration.ofSeconds(5), () -> !sessions.containsKey(0x5e55L));
+    } finally {
+      a.deactivate();
+    }
+  }
+
   private final Map<String, Integer> sizes = new java.util.concurrent.ConcurrentHashMap<>();
 
   private static HazelcastLockService.Config config(String node, Map<String, Object> more) {
