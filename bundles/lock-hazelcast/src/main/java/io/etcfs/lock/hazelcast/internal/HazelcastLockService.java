@@ -206,7 +206,7 @@ public final class HazelcastLockService implements LockService, LockReport {
     this.recalls = Executors.newCachedThreadPool(r -> daemon(r, "etcfs-hz-recall"));
     this.member = HazelcastMember.start(
         HazelcastMember.config(fsName, nodeName, address, port, peers.discovery()),
-        this::joined);
+        startTimeout, this::joined);
     try {
       awaitCluster();
     } catch (RuntimeException e) {

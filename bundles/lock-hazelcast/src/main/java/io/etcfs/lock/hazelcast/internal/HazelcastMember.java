@@ -34,8 +34,11 @@ final class HazelcastMember {
   private final CompletableFuture<HazelcastInstance> started = new CompletableFuture<>();
   private final CompletableFuture<Void> stopped = new CompletableFuture<>();
   private volatile HazelcastInstance instance;
+  private volatile boolean stopping;
   /** A member silent this long is removed from the cluster (Hazelcast's default: 60). */
   static final int NO_HEARTBEAT_SECONDS = 5;
+  /** How long one attempt to join may take before the member starts again. */
+  static final int JOIN_SECONDS = 6;
 
   private HazelcastMember(String description) {
     this.description = description;
@@ -45,9 +48,11 @@ final class HazelcastMember {
    * Starts a member with {@code config} in the background and returns at once; {@code joined}
    * runs on that thread once the member is in its cluster, before {@link #started} completes.
    */
-  static HazelcastMember start(Config config, Consumer<HazelcastInstance> joined) {
+  static HazelcastMember start(Config config, Duration tryFor,
+      Consumer<HazelcastInstance> joined) {
     HazelcastMember member = new HazelcastMember(describe(config));
-    Thread starter = new Thread(() -> member.run(config, joined), "etcfs-hazelcast-start");
+    long until = System.nanoTime() + tryFor.toNanos();
+    Thread starter = new Thread(() -> member.run(config, until, joined), "etcfs-hazelcast-start");
     starter.setDaemon(true);
     starter.start();
     return member;
@@ -81,6 +86,17 @@ final class HazelcastMember {
     config.setProperty("hazelcast.max.no.heartbeat.seconds", Integer.toString(NO_HEARTBEAT_SECONDS));
     // Members starting together settle on one master within a second; the default waits 5 s.
     config.setProperty("hazelcast.wait.seconds.before.join", "1");
+    // A member with no cluster yet claims mastership only once every address discovery gave it
+    // answers; a frozen node's member (its kernel still accepts connections) never does, and
+    // the claim is asked again until this runs out (Hazelcast's default: 300 s). The join then
+    // fails and run() starts again on the addresses etcd lists by then, where a frozen node's
+    // registration has lapsed with its lease.
+    config.setProperty("hazelcast.max.join.seconds", Integer.toString(JOIN_SECONDS));
+    // A member's graceful shutdown waits for the master to move its partitions away, which a
+    // frozen member holds up until it is removed; a member still not done after this ends as a
+    // crash would, and backups (one per partition) take over. A backend retired by a switch has
+    // nothing left to keep, and the core has released every lock before the member stops.
+    config.setProperty("hazelcast.graceful.shutdown.max.wait", "3");
     // Two clusters formed by a partition (or a start race) look for each other every 5 s.
     config.setProperty("hazelcast.merge.first.run.delay.seconds", "5");
     config.setProperty("hazelcast.merge.next.run.delay.seconds", "5");
@@ -123,6 +139,7 @@ final class HazelcastMember {
    * as soon as its start finishes; the wait bounds how long a bundle stop can take.
    */
   void stop(Duration wait) {
+    stopping = true;
     started.whenComplete((instance, failure) -> shutDown(instance));
     try {
       stopped.get(wait.toMillis(), TimeUnit.MILLISECONDS);
@@ -135,14 +152,30 @@ final class HazelcastMember {
     }
   }
 
-  private void run(Config config, Consumer<HazelcastInstance> joined) {
+  /**
+   * Starts the member, again while {@code until} has not passed if an attempt cannot join (see
+   * {@link #JOIN_SECONDS}) — unless the member was stopped meanwhile.
+   */
+  private void run(Config config, long until, Consumer<HazelcastInstance> joined) {
     Thread self = Thread.currentThread();
     // Hazelcast finds its services through the context loader; give it one that sees both its
     // own bundle (through our imports) and ours, rather than whatever the framework left there.
     self.setContextClassLoader(HazelcastMember.class.getClassLoader());
     config.setClassLoader(HazelcastMember.class.getClassLoader());
     try {
-      HazelcastInstance instance = Hazelcast.newHazelcastInstance(config);
+      HazelcastInstance instance;
+      while (true) {
+        try {
+          instance = Hazelcast.newHazelcastInstance(config);
+          break;
+        } catch (IllegalStateException e) {
+          if (stopping || System.nanoTime() - until >= 0) {
+            throw e;
+          }
+          LOG.log(Level.WARNING, "{0} could not join within {1} s ({2}); starting again on the"
+              + " addresses registered now", description, JOIN_SECONDS, e.getMessage());
+        }
+      }
       this.instance = instance;
       LOG.log(Level.INFO, "{0} started, {1} member(s)", description,
           instance.getCluster().getMembers().size());

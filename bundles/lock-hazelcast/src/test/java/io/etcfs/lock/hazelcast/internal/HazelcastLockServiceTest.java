@@ -172,6 +172,46 @@ class HazelcastLockServiceTest {
     }
   }
 
+  /**
+   * A member registered by a node that is frozen (SIGSTOP, a stalled VM) still accepts TCP
+   * connections in its kernel but never answers: members starting together (a switch to this
+   * backend) cannot agree on a master while it is among their addresses. Once its registration
+   * lapses with its node's lease, they start again on what etcd lists now and form one cluster.
+   */
+  @Test
+  void membersStartingTogetherGetPastAFrozenRegisteredMember() throws Exception {
+    Keyspace space = Keyspace.of("fs1");
+    try (java.net.ServerSocket frozen = new java.net.ServerSocket(0, 50,
+        java.net.InetAddress.getByName("127.0.0.1"))) {
+      Peers ghost = Peers.register(store, space, "frozen", "127.0.0.1", frozen.getLocalPort());
+      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors
+          .newFixedThreadPool(2);
+      List<java.util.concurrent.Future<HazelcastLockService>> started = new java.util.ArrayList<>();
+      long t0 = System.nanoTime();
+      for (String n : List.of("a", "b")) {
+        started.add(pool.submit(() -> new HazelcastLockService(store, config(n, Map.of()))));
+      }
+      // the frozen node's lease (and with it its registration) runs out a few seconds later
+      Thread.sleep(4000);
+      ghost.close();
+      List<HazelcastLockService> services = new java.util.ArrayList<>();
+      try {
+        for (java.util.concurrent.Future<HazelcastLockService> f : started) {
+          services.add(f.get(60, TimeUnit.SECONDS));
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        for (HazelcastLockService s : services) {
+          assertEquals(2, s.member().started().toCompletableFuture().get().getCluster()
+              .getMembers().size());
+        }
+        assertTrue(seconds < 30, "started after " + seconds + " s");
+      } finally {
+        services.forEach(HazelcastLockService::deactivate);
+        pool.shutdownNow();
+      }
+    }
+  }
+
   private final Map<String, Integer> sizes = new java.util.concurrent.ConcurrentHashMap<>();
 
   private static HazelcastLockService.Config config(String node, Map<String, Object> more) {
