@@ -20,7 +20,14 @@ final class AttrChanges {
   }
 
   Attr apply(long ino, SetAttr c, Caller caller) throws FsException {
+    return apply(ino, c, caller, tx -> null);
+  }
+
+  /** As {@link #apply(long, SetAttr, Caller)}, with {@code fence} added to its transaction. */
+  Attr apply(long ino, SetAttr c, Caller caller, io.etcfs.core.fs.tx.TxBody<Void> fence)
+      throws FsException {
     return ctx.tx.run("setattr " + ino, tx -> {
+      fence.run(tx);
       Inode i = Records.inode(tx.get(ctx.keys.inode(ino)), ino);
       if (i.isDir()) {
         // fold the blind-written times in and drop them, so an explicit utimens sticks

@@ -429,13 +429,44 @@ public final class EtcFs implements Vfs, AutoCloseable {
       // committed over this one later).
       files.commitBuffered(ino);
       if (c.atimeNs() != null || c.mtimeNs() != null) {
-        // An explicit time wins over the implicit one of data written before it (tar, cp -p
-        // and rsync -a set times before close): that data is committed first, here or by the
-        // node that buffered it, so no later commit stamps its own time over this one.
-        locks.beforeAttributes(ino);
+        if (lookups.getattr(ino).isRegular()) {
+          return files.withBuffered(timesAsWriter(ino, c, caller));
+        }
+        locks.beforeAttributes(ino); // a directory's times: see timesAsWriter for a file's
       }
       return files.withBuffered(attrs.apply(ino, c, caller));
     });
+  }
+
+  /** How many times a setattr of a file's times asks again for a lock recalled meanwhile. */
+  private static final int TIMES_ATTEMPTS = 8;
+
+  /**
+   * A file's explicit times, set under its exclusive lock and committed through its fence, as a
+   * writer commits. An explicit time wins over the implicit one of data written before it (tar,
+   * cp -p and rsync -a set times before close): the grant recalls the node that buffered that
+   * data, which commits it first, so no later commit stamps its own time over this one. (Asking
+   * only when the cache or the lock view showed a writer trailed its fence by the watch's delay:
+   * under load a utimens on node2 went in before node1's buffered write, whose commit at close
+   * then put its own time back.) The commit declares the lock clean — nothing is buffered under
+   * it here — so other nodes state the file from their caches once the watch brings it; the
+   * recall, and the fence naming this node, make them read it afresh until then.
+   */
+  private Attr timesAsWriter(long ino, SetAttr c, Caller caller) throws FsException {
+    for (int attempt = 1; ; attempt++) {
+      io.etcfs.spi.lock.HeldLock lock = locks.hold(ino, io.etcfs.spi.lock.LockMode.EXCLUSIVE);
+      try {
+        return attrs.apply(ino, c, caller, tx -> {
+          locks.fence(tx, ino, true);
+          return null;
+        });
+      } catch (FsException e) {
+        if (locks.isCurrent(ino, lock) || attempt == TIMES_ATTEMPTS) {
+          throw e;
+        }
+        // recalled between the grant and the commit: ask again
+      }
+    }
   }
 
   @Override

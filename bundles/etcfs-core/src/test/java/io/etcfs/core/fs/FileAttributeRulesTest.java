@@ -165,6 +165,59 @@ class FileAttributeRulesTest {
     assertEquals(5000, b.fs.getattr(h.ino()).size());
   }
 
+  /**
+   * The setattr's node has not seen the writer's fence go dirty (its watch trails, as under
+   * load): it must still have the buffered data committed before its explicit time, or the
+   * writer's commit at close stamps its own time over it. (CoherenceIT's
+   * aTimeSetOnOneNodeWinsOverDataAnotherNodeCommitsLater, under load.)
+   */
+  @Test
+  void anExplicitTimeSetWhereTheWritersFenceDoesNotShowYetStillWins() throws Throwable {
+    java.util.concurrent.atomic.AtomicBoolean hide = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicReference<byte[]> hidden = new java.util.concurrent.atomic.AtomicReference<>();
+    io.etcfs.spi.meta.MetaStore trailing = new io.etcfs.support.meta.ForwardingMetaStore(fx.store) {
+      @Override
+      public io.etcfs.spi.meta.Watch watch(byte[] prefix, long from,
+          io.etcfs.spi.meta.WatchListener listener) {
+        return super.watch(prefix, from, new io.etcfs.spi.meta.WatchListener() {
+          @Override
+          public void onEvents(List<io.etcfs.spi.meta.WatchEvent> events) {
+            listener.onEvents(events.stream().filter(e -> !hide.get()
+                || !java.util.Arrays.equals(e.kv().key(), hidden.get())).toList());
+          }
+
+          @Override
+          public void onError(io.etcfs.spi.meta.MetaStoreException error) {
+            listener.onError(error);
+          }
+
+          @Override
+          public void onProgress(long revision) {
+            listener.onProgress(revision);
+          }
+        });
+      }
+    };
+    FsFixture.Node c = fx.new Node("c", EtcFs.DEFAULT_BUFFER_BYTES, trailing); // mounted first
+    try {
+      OpenFile first = a.fs.create(Vfs.ROOT, "behind", 0644, WRONLY, ROOT);
+      long ino = first.ino();
+      hidden.set(fx.keys.inodeFence(ino));
+      first.write(ByteBuffer.wrap(new byte[100]), 0);
+      first.release(); // committed, the fence declared clean: readers need no recall
+      TwoNodesTest.eventually(() -> assertEquals(100, c.fs.getattr(ino).size()));
+      hide.set(true); // c's watch never shows the raise the next write makes
+      OpenFile again = a.fs.open(ino, WRONLY, ROOT);
+      again.write(ByteBuffer.wrap(new byte[5000]), 0);
+      c.fs.setattr(ino, SetAttr.times(Y2020, Y2020), ROOT);
+      again.release();
+      TwoNodesTest.eventually(() -> assertEquals(5000, b.fs.getattr(ino).size()));
+      assertEquals(Y2020, b.fs.getattr(ino).mtimeNs(), "the explicit time, set after the write");
+    } finally {
+      c.fs.close();
+    }
+  }
+
   @Test
   void aFileIsAsLargeAsTheLargestFileSizeNotTheDevice() throws Exception {
     Attr f = a.fs.mknod(Vfs.ROOT, "sparse", Attr.S_IFREG | 0644, 0, ROOT);
