@@ -84,6 +84,8 @@ public final class HazelcastLockService implements LockService, LockReport {
   private static final long NUDGE_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
   /** A holder asked again this long after a recall that has not ended is recalled again. */
   private static final long RECALL_AGAIN_NANOS = TimeUnit.SECONDS.toNanos(5);
+  /** A recall handler slower than this is logged: this node's calls for the lock wait on it. */
+  private static final long SLOW_RECALL_NANOS = TimeUnit.SECONDS.toNanos(5);
   /** How often the oldest member sweeps dead sessions' requests out of every queue. */
   private static final long SWEEP_SECONDS = 5;
 
@@ -145,6 +147,8 @@ public final class HazelcastLockService implements LockService, LockReport {
     volatile long recalledAt;
     /** The recall was delivered: the lock is on its way out and never handed out again. */
     volatile boolean releasing;
+    /** When the recall handler was called (see {@link #deliver}), for the messages. */
+    volatile long releasingSince;
     volatile boolean clean;
 
     Held(HeldLock lock, HzSession session) {
@@ -476,7 +480,8 @@ public final class HazelcastLockService implements LockService, LockReport {
     while (held.get(h.lock.inode()) == h && !h.session.isExpired()) {
       if (!await(gate, gate.version, deadline)) {
         throw new LockTimeoutException("lock on inode " + Long.toHexString(h.lock.inode())
-            + " is still being given back");
+            + " is still being given back" + (h.releasing ? " (its recall handler was called "
+            + (System.nanoTime() - h.releasingSince) / 1_000_000 + " ms ago)" : ""));
       }
     }
     held.remove(h.lock.inode(), h);
@@ -677,11 +682,18 @@ public final class HazelcastLockService implements LockService, LockReport {
         return;
       }
       h.releasing = true;
+      h.releasingSince = System.nanoTime();
     }
     RecallHandler handler = recallHandler;
     try {
       if (handler != null) {
         handler.recall(h.lock, wanted);
+      }
+      long took = System.nanoTime() - h.releasingSince;
+      if (took > SLOW_RECALL_NANOS) {
+        LOG.log(Level.WARNING, "recall of inode {0} ({1}) took {2} ms in the core; this node's"
+            + " calls for the lock waited that long", Long.toHexString(h.lock.inode()), wanted,
+            took / 1_000_000);
       }
     } catch (RuntimeException e) {
       LOG.log(Level.ERROR, "recall handler failed for inode " + Long.toHexString(h.lock.inode())
