@@ -108,8 +108,24 @@ public final class LocalLockService implements LockService {
     return session;
   }
 
+  /**
+   * Called with every lock {@link #acquire} grants anew, after the grant and before it returns
+   * (a test hook): a hook that waits holds the grant "in flight", as a loaded machine may.
+   */
+  public volatile java.util.function.Consumer<HeldLock> granted = lock -> { };
+
   @Override
   public HeldLock acquire(long inode, LockMode mode, Duration timeout)
+      throws LockTimeoutException {
+    HeldLock[] fresh = {null};
+    HeldLock lock = acquire(inode, mode, timeout, fresh);
+    if (fresh[0] != null) {
+      granted.accept(fresh[0]);
+    }
+    return lock;
+  }
+
+  private HeldLock acquire(long inode, LockMode mode, Duration timeout, HeldLock[] fresh)
       throws LockTimeoutException {
     long deadline = System.nanoTime() + timeout.toNanos();
     synchronized (table) {
@@ -140,6 +156,7 @@ public final class LocalLockService implements LockService {
           HeldLock granted = new HeldLock(inode, mode, token, sessionId,
               noGrantRevision ? 0 : token);
           holders.put(this, granted);
+          fresh[0] = granted;
           return granted;
         }
         for (Map.Entry<LocalLockService, HeldLock> c : conflicts) {

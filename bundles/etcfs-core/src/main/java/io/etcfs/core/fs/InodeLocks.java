@@ -158,8 +158,22 @@ final class InodeLocks implements RecallHandler {
             continue; // the gate opened: count this call, and look again
           }
         }
+        java.util.concurrent.CountDownLatch asker = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch other = asking.putIfAbsent(ino, asker);
+        if (other != null) {
+          // Another call of this node is asking the backend for this file's lock: this one
+          // waits for its answer here, uncounted and in slices, not in the backend — where it
+          // could not see the lock begin to go (see goingLock) if a recall came meanwhile, and
+          // the recall's write-back could wait for this call's pages, as this call for it.
+          acquiring.decrementAndGet();
+          counted = false;
+          awaitAsker(ino, other, deadline);
+          continue;
+        }
+        Registered r;
         try {
           lock = s.acquire(ino, mode, waitFor(ino, mode, deadline));
+          r = register(lock); // before the next asker looks: see waitFor
         } catch (IllegalStateException e) {
           if (gate.closed() || service.get() != s) {
             // the backend was stopped by a switch while this call waited in it: ask the next
@@ -177,17 +191,15 @@ final class InodeLocks implements RecallHandler {
           throw new FsException(Errno.EIO, e.getMessage());
         } catch (UnsupportedOperationException e) {
           throw notBuilt(s, e);
+        } finally {
+          asking.remove(ino, asker);
+          asker.countDown();
         }
-        before = current.put(ino, lock);
-        // letGo records the lock before it forgets it: seen here, it was let go meanwhile.
-        if (lock.equals(lastGone.get(ino))) {
-          current.remove(ino, lock);
+        if (r.gone()) {
           staleSince = handedBackGone(s, lock, staleSince, deadline);
           continue;
         }
-        if (before != lock) {
-          lastGone.remove(ino); // a newer grant: the old lock can no longer be handed out
-        }
+        before = r.before();
         break;
       } finally {
         if (counted) {
@@ -203,6 +215,61 @@ final class InodeLocks implements RecallHandler {
     }
     watch(s);
     return lock;
+  }
+
+  /**
+   * Per inode, the latch of the call of {@link #hold} that is asking the backend for its lock:
+   * one call per file and node at a time; the others wait for its answer ({@link #awaitAsker}).
+   */
+  private final Map<Long, java.util.concurrent.CountDownLatch> asking = new ConcurrentHashMap<>();
+
+  /**
+   * Waits until the call asking for {@code ino}'s lock has its answer, or one {@link
+   * #GOING_SLICE} has passed (the lock may begin to go meanwhile: the caller looks again).
+   *
+   * @throws FsException EIO at the deadline
+   */
+  private static void awaitAsker(long ino, java.util.concurrent.CountDownLatch other,
+      long deadline) throws FsException {
+    long left = deadline - System.nanoTime();
+    if (left <= 0) {
+      throw new FsException(Errno.EIO, "inode " + ino + ": lock not granted within "
+          + WAIT.toSeconds() + " s (another call of this node was asking for it)");
+    }
+    try {
+      other.await(Math.min(left, GOING_SLICE.toNanos()),
+          java.util.concurrent.TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new FsException(Errno.EINTR, "inode " + ino + ": interrupted waiting for its lock");
+    }
+  }
+
+  /** What {@link #register} did: {@code gone} if it did not register the lock. */
+  private record Registered(boolean gone, HeldLock before) {}
+
+  /**
+   * Makes {@code lock}, just granted, this node's lock on its inode — unless it was let go
+   * meanwhile (letGo records a lock gone before it forgets it, and a recall of a lock not
+   * registered records it in the same atomic step as it looks: see {@link #registeredElseGone}),
+   * so that no lock is both registered here and released without its hand-over.
+   */
+  private Registered register(HeldLock lock) {
+    long ino = lock.inode();
+    boolean[] gone = {false};
+    HeldLock[] before = {null};
+    current.compute(ino, (k, v) -> {
+      if (lock.equals(lastGone.get(k))) {
+        gone[0] = true;
+        return v;
+      }
+      before[0] = v;
+      if (v != lock) {
+        lastGone.remove(k); // a newer grant: the old lock can no longer be handed out
+      }
+      return lock;
+    });
+    return new Registered(gone[0], before[0]);
   }
 
   /** How long the backend may hand back a lock this node let go before it is told again. */
@@ -1122,6 +1189,10 @@ final class InodeLocks implements RecallHandler {
   private final Map<Long, Long> continued = BoundedMaps.synchronizedOf(16_384, false);
 
   private void letGo(HeldLock lock) throws FsException {
+    if (!registeredElseGone(lock)) {
+      letGoUnregistered(lock);
+      return;
+    }
     // Before anything of the hand-over: from here the kernel caches nothing more under this
     // lock, and what it cached of the attributes is dropped now (data: at the next grant check)
     going.add(lock);
@@ -1162,6 +1233,46 @@ final class InodeLocks implements RecallHandler {
     if (fence != null) {
       fences.cleanBeforeRelease(fence); // a flush above declared it clean already, usually
     }
+    LockService s = attached;
+    if (s != null) {
+      s.release(lock);
+    }
+  }
+
+  /**
+   * Whether {@code lock} is this node's registered lock on its inode; if not, it is recorded
+   * gone in the same atomic step, so that a call that was granted it and has not registered it
+   * yet never will ({@link #register}).
+   */
+  private boolean registeredElseGone(HeldLock lock) {
+    boolean[] registered = {false};
+    current.compute(lock.inode(), (k, v) -> {
+      if (lock.equals(v)) {
+        registered[0] = true;
+      } else {
+        lastGone.put(k, lock);
+      }
+      return v;
+    });
+    return registered[0];
+  }
+
+  /**
+   * The backend hands over a lock this node does not have registered: granted to a call that
+   * has not registered it yet (a recall came first), or let go already and handed back. The
+   * kernel holds nothing under it — pages are cached only under a registered lock, and a lock's
+   * are written back and dropped when it is let go — so nothing is written back or dropped, and
+   * nothing waits for a request in flight. (Met under load after a lock switch: the write-back
+   * of such a lock waited for a write whose call waited in the backend for that very lock, and
+   * the write failed with EIO after 30 s.) The attributes go, as they cost no wait.
+   */
+  private void letGoUnregistered(HeldLock lock) {
+    Delegations queued = delegations;
+    if (queued != null) {
+      queued.beforeLetGo(lock);
+    }
+    attributesEpoch.incrementAndGet();
+    ctx.notices.lockGoing(lock.inode(), false);
     LockService s = attached;
     if (s != null) {
       s.release(lock);
