@@ -102,7 +102,7 @@ final class Distribution {
     return pb;
   }
 
-  private static Result run(ProcessBuilder pb, Duration timeout, String input, String... args)
+  static Result run(ProcessBuilder pb, Duration timeout, String input, String... args)
       throws IOException, InterruptedException {
     Path out = Files.createTempFile("etcfs-out", ".txt");
     Path err = Files.createTempFile("etcfs-err", ".txt");

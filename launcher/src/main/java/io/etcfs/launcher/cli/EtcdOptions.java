@@ -43,6 +43,36 @@ final class EtcdOptions {
     return e;
   }
 
+  /**
+   * These options as {@code etcfs} takes them after {@code --etcd URLS} (TLS files, user,
+   * password file; never a password), for the commands a command prints to run next.
+   */
+  String cliTail() {
+    StringBuilder b = new StringBuilder();
+    appendIf(b, "--etcd-ca", ca);
+    appendIf(b, "--etcd-cert", cert);
+    appendIf(b, "--etcd-key", key);
+    appendIf(b, "--etcd-user", user);
+    appendIf(b, "--etcd-password-file", passwordFile);
+    return b.toString();
+  }
+
+  /** As {@link #cliTail}, as etcdctl takes them (its password is asked for, never printed). */
+  String etcdctlTail() {
+    StringBuilder b = new StringBuilder();
+    appendIf(b, "--cacert", ca);
+    appendIf(b, "--cert", cert);
+    appendIf(b, "--key", key);
+    appendIf(b, "--user", user);
+    return b.toString();
+  }
+
+  private static void appendIf(StringBuilder b, String option, Object value) {
+    if (value != null) {
+      b.append(' ').append(option).append(' ').append(value);
+    }
+  }
+
   EtcdConnection connection() {
     for (Path f : new Path[] {ca, cert, key, passwordFile}) {
       if (f != null && !Files.isReadable(f)) {

@@ -72,8 +72,10 @@ final class FormatCommand implements Callable<Integer> {
       System.out.println("record " + Keyspace.of(name).key(Keyspace.RECORD) + " written to etcd at "
           + store.describe());
       System.out.println("mount it with: etcfs mount " + device.toAbsolutePath()
-          + " MOUNTPOINT --etcd " + etcd.endpoints() + (name.equals("etcfs") ? "" : " --name " + name));
-      System.out.println("undo: etcdctl --endpoints " + etcd.endpoints() + " del --prefix "
+          + " MOUNTPOINT --etcd " + etcd.endpoints() + etcd.cliTail()
+          + (name.equals("etcfs") ? "" : " --name " + name));
+      System.out.println("undo: etcdctl --endpoints " + etcd.endpoints() + etcd.etcdctlTail()
+          + " del --prefix "
           + Keyspace.of(name).root() + "   (the device keeps its superblock until formatted again)");
       return r == null ? 1 : 0;
     } catch (FormatException e) {
