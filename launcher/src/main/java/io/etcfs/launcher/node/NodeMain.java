@@ -174,8 +174,10 @@ public final class NodeMain {
    * SIGTERM / SIGINT: leave cleanly (the framework stop releases the membership). The JVM then
    * exits with 143 (SIGTERM), which a supervisor may take as a clean stop; a node that had fenced
    * itself ends with {@link ExitStatus#FENCED} instead, so that it is never taken for one. Halting
-   * from this hook is safe once the framework has stopped: the class-data archive and the log
-   * (flushed per record) do not depend on the other hooks.
+   * from this hook once the framework has stopped loses nothing the other hooks would do: the
+   * VM writes the class-data archive in its halt either way. (The node's log lines from a stop
+   * by signal are mostly lost anyway: java.util.logging's own hook closes its handlers while
+   * this one runs.)
    */
   private void shutdown() {
     if (cleaned) {
