@@ -15,28 +15,48 @@ final class EtcdOptions {
       description = "etcd client URLs, comma-separated (default: $ETCFS_ETCD).")
   String endpoints;
 
-  @Option(names = "--etcd-ca", paramLabel = "FILE", description = "CA certificate (PEM) for TLS.")
+  @Option(names = "--etcd-ca", paramLabel = "FILE",
+      description = "CA certificate (PEM) for TLS (default: $ETCFS_ETCD_CA).")
   Path ca;
 
-  @Option(names = "--etcd-cert", paramLabel = "FILE", description = "Client certificate (PEM).")
+  @Option(names = "--etcd-cert", paramLabel = "FILE",
+      description = "Client certificate (PEM) (default: $ETCFS_ETCD_CERT).")
   Path cert;
 
-  @Option(names = "--etcd-key", paramLabel = "FILE", description = "Client key (PKCS#8 PEM).")
+  @Option(names = "--etcd-key", paramLabel = "FILE",
+      description = "Client key (PKCS#8 PEM) (default: $ETCFS_ETCD_KEY).")
   Path key;
 
-  @Option(names = "--etcd-user", paramLabel = "NAME", description = "etcd user name.")
+  @Option(names = "--etcd-user", paramLabel = "NAME",
+      description = "etcd user name (default: $ETCFS_ETCD_USER).")
   String user;
 
   @Option(names = "--etcd-password-file", paramLabel = "FILE",
-      description = "File holding the etcd password (default: $ETCFS_ETCD_PASSWORD).")
+      description = "File holding the etcd password (default: $ETCFS_ETCD_PASSWORD_FILE, "
+          + "else the password in $ETCFS_ETCD_PASSWORD).")
   Path passwordFile;
 
+  /**
+   * Where an option not given is looked up: the environment, whose {@code ETCFS_ETCD_*} variables
+   * stand for the options (an empty one counts as unset), so that a service unit's environment
+   * file can carry the whole connection.
+   */
+  java.util.function.UnaryOperator<String> env = System::getenv;
+
+  private Path fileOr(Path given, String variable) {
+    if (given != null) {
+      return given;
+    }
+    String v = env.apply(variable);
+    return v == null || v.isBlank() ? null : Path.of(v.strip());
+  }
+
   boolean given() {
-    return endpoints != null || System.getenv("ETCFS_ETCD") != null;
+    return endpoints != null || env.apply("ETCFS_ETCD") != null;
   }
 
   String endpoints() {
-    String e = endpoints != null ? endpoints : System.getenv("ETCFS_ETCD");
+    String e = endpoints != null ? endpoints : env.apply("ETCFS_ETCD");
     if (e == null || e.isBlank()) {
       throw new UserError("no etcd endpoints: give --etcd URLS or set ETCFS_ETCD");
     }
@@ -74,16 +94,21 @@ final class EtcdOptions {
   }
 
   EtcdConnection connection() {
+    Path ca = fileOr(this.ca, "ETCFS_ETCD_CA");
+    Path cert = fileOr(this.cert, "ETCFS_ETCD_CERT");
+    Path key = fileOr(this.key, "ETCFS_ETCD_KEY");
+    Path passwordFile = fileOr(this.passwordFile, "ETCFS_ETCD_PASSWORD_FILE");
     for (Path f : new Path[] {ca, cert, key, passwordFile}) {
       if (f != null && !Files.isReadable(f)) {
         throw new UserError("cannot read " + f);
       }
     }
-    return new EtcdConnection(endpoints(), str(ca), str(cert), str(key), user == null ? "" : user,
-        password());
+    String user = this.user != null ? this.user : env.apply("ETCFS_ETCD_USER");
+    return new EtcdConnection(endpoints(), str(ca), str(cert), str(key),
+        user == null ? "" : user.strip(), password(passwordFile));
   }
 
-  private String password() {
+  private String password(Path passwordFile) {
     if (passwordFile != null) {
       try {
         return Files.readString(passwordFile).strip();
@@ -91,8 +116,8 @@ final class EtcdOptions {
         throw new UserError("cannot read " + passwordFile + ": " + e.getMessage());
       }
     }
-    String env = System.getenv("ETCFS_ETCD_PASSWORD");
-    return env == null ? "" : env;
+    String pw = env.apply("ETCFS_ETCD_PASSWORD");
+    return pw == null ? "" : pw;
   }
 
   /** A filesystem in an etcd: where to connect and its name. */

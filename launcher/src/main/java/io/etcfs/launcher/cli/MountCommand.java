@@ -47,7 +47,9 @@ final class MountCommand implements Callable<Integer> {
   @Option(names = "--log", paramLabel = "FILE", description = "Node log (default: in the state dir).")
   Path log;
 
-  @Option(names = "--foreground", description = "Run the node in this terminal, with its shell.")
+  @Option(names = "--foreground", description = {"Run the node in this terminal, with its shell"
+      + " where there is one, until it stops; exit with its status (4: it had fenced itself).",
+      "'etcfs wait MOUNTPOINT' tells when it serves."})
   boolean foreground;
 
   @picocli.CommandLine.Mixin FrontendOption frontendOption;

@@ -5,6 +5,7 @@ import io.etcfs.core.format.FormatException;
 import io.etcfs.etcd.client.EtcdMetaStore;
 import io.etcfs.launcher.UserError;
 import io.etcfs.launcher.control.ControlClient;
+import io.etcfs.launcher.node.ExitStatus;
 import io.etcfs.launcher.node.NodeSpec;
 import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.fs.Keyspace;
@@ -35,10 +36,19 @@ final class NodeLauncher {
   /** Checks everything a user can get wrong on this machine, before a JVM is spent on it. */
   static void checkLocal(NodeSpec spec) throws IOException {
     checkSettings(spec);
+    // A live node first: its mount would otherwise be reported as something mounted there, with
+    // advice meant for a dead node's leftover. Its own record, else any node JVM on this machine
+    // whose spec names the path (one started with another runtime dir, or still starting).
+    Optional<String> server = MountRegistry.standard().find(spec.mountpoint())
+        .filter(NodeLauncher::alive)
+        .map(s -> s.nodeName() + pid(s).map(p -> " (pid " + p + ")").orElse(""))
+        .or(() -> NodeProcesses.serving(List.of(spec.mountpoint())).stream().findFirst()
+            .map(n -> n.spec().nodeName() + " (pid " + n.pid() + ")"));
+    if (server.isPresent()) {
+      throw new UserError(spec.mountpoint() + " is already served by node " + server.get()
+          + "; 'etcfs umount " + spec.mountpoint() + "' stops it");
+    }
     checkMountpoint(spec.mountpoint());
-    MountRegistry.standard().find(spec.mountpoint()).filter(NodeLauncher::alive).ifPresent(s -> {
-      throw new UserError(spec.mountpoint() + " is already served by node " + s.nodeName());
-    });
     checkStateDir(spec.stateDir());
     if (spec.socket().toString().length() > MAX_SOCKET_PATH) {
       throw new UserError("state directory path is too long for a control socket (max "
@@ -222,10 +232,19 @@ final class NodeLauncher {
     return status;
   }
 
+  /**
+   * This CLI got SIGTERM or SIGINT (systemd stopping the unit, say): the node leaves cleanly on
+   * its own SIGTERM. This JVM then exits with 143 like the node, except when the node ends as
+   * {@link ExitStatus#FENCED}: that status is passed on, so a supervisor never mistakes a fenced
+   * node for a clean stop.
+   */
   private static void stopChild(Process p) {
     p.destroy();
     try {
-      p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS);
+      if (p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)
+          && p.exitValue() == ExitStatus.FENCED) {
+        Runtime.getRuntime().halt(ExitStatus.FENCED);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -324,7 +343,7 @@ final class NodeLauncher {
         + READY_TIMEOUT.toSeconds() + " s (see " + spec.logFile() + ")");
   }
 
-  private static boolean healthy(NodeSpec spec) {
+  static boolean healthy(NodeSpec spec) {
     if (!Files.exists(spec.socket())) {
       return false;
     }

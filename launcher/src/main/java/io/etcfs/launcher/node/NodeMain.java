@@ -26,6 +26,8 @@ public final class NodeMain {
   private static final StartupClock STARTUP = new StartupClock();
   private ControlServer control;
   private volatile boolean cleaned;
+  /** Set when a stop begins: whether this incarnation had fenced itself (see ExitStatus). */
+  private volatile boolean stoppedFenced;
 
   private NodeMain(NodeSpec spec, NodeRuntime runtime) {
     this.spec = spec;
@@ -37,25 +39,28 @@ public final class NodeMain {
         "%1$tF %1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
     if (args.length < 1) {
       System.err.println("usage: NodeMain SPEC_FILE [--shell]");
-      System.exit(2);
+      System.exit(ExitStatus.USAGE);
     }
     NodeSpec spec = NodeSpec.read(Path.of(args[0]));
     boolean shell = args.length > 1 && args[1].equals("--shell");
+    int status;
     try {
       Files.writeString(spec.pidFile(), ProcessHandle.current().pid() + "\n");
       STARTUP.mark("jvm");
       NodeRuntime runtime = NodeRuntime.start(spec, bundleDir(), shell, STARTUP);
-      new NodeMain(spec, runtime).run();
+      status = new NodeMain(spec, runtime).run();
     } catch (Exception | StartFailure e) {
       System.err.println("etcfs: node " + spec.nodeName() + " failed to start: "
           + Failures.describe(e));
       deleteQuietly(spec.pidFile());
-      System.exit(3);
+      System.exit(ExitStatus.START_FAILED);
+      return;
     }
     // The framework has stopped and the node has left: nothing is left to do, but threads that
     // libraries started and never ended (gRPC, Netty, vert.x pools linger for seconds) would keep
-    // the JVM, and so `etcfs umount`, waiting.
-    System.exit(0);
+    // the JVM, and so `etcfs umount`, waiting. A node that had fenced itself says so in its
+    // status, so that a supervisor does not start it again on its own (ExitStatus.FENCED).
+    System.exit(status);
   }
 
   private static Path bundleDir() {
@@ -66,7 +71,8 @@ public final class NodeMain {
     return Path.of(home, "bundle");
   }
 
-  private void run() throws IOException, InterruptedException, StartFailure {
+  /** Runs until the node is stopped; returns its exit status (see {@link ExitStatus}). */
+  private int run() throws IOException, InterruptedException, StartFailure {
     awaitWhole();
     STARTUP.mark("components");
     control = ControlServer.start(spec.socket(), this::handle, r -> r.startsWith("exec "));
@@ -75,7 +81,10 @@ public final class NodeMain {
         + spec.socket() + "; started in " + STARTUP);
     runtime.awaitStop();
     cleanUp();
-    LOG.info("node " + spec.nodeName() + " stopped");
+    int status = ExitStatus.ofStop(stoppedFenced);
+    LOG.info("node " + spec.nodeName() + " stopped" + (stoppedFenced
+        ? " (it had fenced itself: exit status " + status + ")" : ""));
+    return status;
   }
 
   private void awaitWhole() throws InterruptedException, StartFailure {
@@ -142,6 +151,7 @@ public final class NodeMain {
       case "stop" -> {
         LOG.info("stop requested through the control socket");
         boolean fenced = membershipState().equals("fenced");
+        stoppedFenced = fenced;
         runtime.close();
         out.println(fenced ? "node " + spec.nodeName() + " had fenced itself and stopped"
             : "node " + spec.nodeName() + " left the cluster and stopped");
@@ -160,10 +170,33 @@ public final class NodeMain {
     }
   }
 
-  /** SIGTERM / SIGINT: leave cleanly (the framework stop releases the membership). */
+  /**
+   * SIGTERM / SIGINT: leave cleanly (the framework stop releases the membership). The JVM then
+   * exits with 143 (SIGTERM), which a supervisor may take as a clean stop; a node that had fenced
+   * itself ends with {@link ExitStatus#FENCED} instead, so that it is never taken for one. Halting
+   * from this hook once the framework has stopped loses nothing the other hooks would do: the
+   * VM writes the class-data archive in its halt either way. (The node's log lines from a stop
+   * by signal are mostly lost anyway: java.util.logging's own hook closes its handlers while
+   * this one runs.)
+   */
   private void shutdown() {
+    if (cleaned) {
+      return; // stopped through the control socket: main exits with the node's status
+    }
+    boolean fenced;
+    try {
+      fenced = stoppedFenced || membershipState().equals("fenced");
+    } catch (RuntimeException e) {
+      fenced = stoppedFenced; // a framework already stopping: what the stop request saw
+    }
+    stoppedFenced = fenced;
     runtime.close();
     cleanUp();
+    if (fenced) {
+      LOG.info("node " + spec.nodeName() + " stopped by a signal after it had fenced itself: "
+          + "exit status " + ExitStatus.FENCED);
+      Runtime.getRuntime().halt(ExitStatus.FENCED);
+    }
   }
 
   private synchronized void cleanUp() {
