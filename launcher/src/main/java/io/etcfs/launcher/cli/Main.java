@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
       ShellCommand.class,
       UpCommand.class,
       DownCommand.class,
+      TopCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -68,6 +68,10 @@ public final class NodeConfigs {
         "mountpoint", s.mountpoint().toString(), "device", s.device().toString(),
         "fenceAgent.target", "(etcfs.fence.agent=" + f.agent() + ")",
         "fenceTimeoutSeconds", f.timeoutSeconds()));
+    if (s.metrics().enabled()) {
+      // recorded in the membership key, where etcfs top finds it
+      c.get("io.etcfs.fencing").put("metrics", s.metrics().address());
+    }
     if (f.agent().equals("exec")) {
       c.put(EXEC_AGENT, props("fsName", s.fsName(), ".command", f.command()));
     }
@@ -89,16 +93,17 @@ public final class NodeConfigs {
         "shared", ALLOC_SHARED))) {
       c.put(pid, props("fsName", s.fsName(), "nodeName", s.nodeName()));
     }
-    c.put(s.frontend().equals(NodeSpec.HIGHLEVEL) ? FUSE_HIGHLEVEL : FUSE_LOWLEVEL,
-        props("fsName", s.fsName(), "mountpoint", s.mountpoint().toString()));
     if (s.metrics().enabled()) {
-      // "required" only when asked for, so that ETCFS_NODE_CONFIG may set it too
+      // before the front end's, so a required endpoint that cannot bind fails the start before
+      // the mount; "required" only when asked for, so that ETCFS_NODE_CONFIG may set it too
       Hashtable<String, Object> m = props("address", s.metrics().address());
       if (s.metrics().required()) {
         m.put("required", true);
       }
       c.put(METRICS, m);
     }
+    c.put(s.frontend().equals(NodeSpec.HIGHLEVEL) ? FUSE_HIGHLEVEL : FUSE_LOWLEVEL,
+        props("fsName", s.fsName(), "mountpoint", s.mountpoint().toString()));
     return c;
   }
 

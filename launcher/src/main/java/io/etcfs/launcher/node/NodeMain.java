@@ -44,6 +44,7 @@ public final class NodeMain {
     try {
       Files.writeString(spec.pidFile(), ProcessHandle.current().pid() + "\n");
       STARTUP.mark("jvm");
+      spec.metrics().checkBindable();
       NodeRuntime runtime = NodeRuntime.start(spec, bundleDir(), shell, STARTUP);
       new NodeMain(spec, runtime).run();
     } catch (Exception | StartFailure e) {

@@ -58,6 +58,26 @@ public record NodeSpec(
     public boolean enabled() {
       return !address.isEmpty();
     }
+
+    /**
+     * With {@code required}, checks before anything starts that the address can be bound, so
+     * that a node that must refuse does so with one line before it joins or mounts (the
+     * endpoint's own failure to bind stays the guard against a port taken meanwhile).
+     *
+     * @throws UserError naming the address and why
+     */
+    public void checkBindable() {
+      if (!enabled() || !required) {
+        return;
+      }
+      int colon = address.lastIndexOf(':');
+      String host = address.substring(0, colon).replaceAll("^\\[|\\]$", "");
+      try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+        s.bind(new java.net.InetSocketAddress(host, Integer.parseInt(address.substring(colon + 1))));
+      } catch (IOException | RuntimeException e) {
+        throw new UserError("metrics address " + address + " cannot be bound: " + e.getMessage());
+      }
+    }
   }
 
   /** A spec without a metrics endpoint. */
