@@ -6,8 +6,8 @@ import org.osgi.annotation.versioning.ProviderType;
  * Where a {@link MetricSource} writes its values. Names follow Prometheus' conventions: an
  * {@code etcfs_} prefix, the unit in the name ({@code _seconds}, {@code _bytes}) and
  * {@code _total} on counters. Labels are given as name, value, name, value...; one name may be
- * written many times with different labels (also by different sources), always of one type and
- * with one help text.
+ * written many times with different labels (also by different sources), always as one type; the
+ * first non-empty help text is the family's, so later writes may pass an empty one.
  */
 @ProviderType
 public interface Metrics {

@@ -6,7 +6,6 @@ import io.etcfs.spi.metrics.MetricSource;
 import io.etcfs.support.metrics.MetricsAddress;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -44,14 +43,15 @@ public final class MetricsEndpoint {
   private final ExecutorService executor;
 
   @Activate
-  public MetricsEndpoint(MetricsConfig config) throws IOException {
+  public MetricsEndpoint(MetricsConfig config) {
     InetSocketAddress address = MetricsAddress.parse(config.address());
     HttpServer bound;
     try {
       bound = HttpServer.create(address, 16);
-    } catch (BindException e) {
+    } catch (IOException | RuntimeException e) {
+      // in use, not an address of this host, a name that does not resolve: the same one line
       String line = "metrics address " + config.address() + " cannot be bound: "
-          + e.getMessage();
+          + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName());
       if (config.required()) {
         throw new IllegalStateException(line);
       }
