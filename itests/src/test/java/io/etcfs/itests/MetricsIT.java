@@ -196,7 +196,7 @@ class MetricsIT {
     try (ServerSocket taken = new ServerSocket()) {
       taken.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
       String address = "127.0.0.1:" + taken.getLocalPort();
-      try (LocalCluster c = LocalCluster.up(tmp.resolve("inuse"), 1, "256M", Map.of(),
+      try (LocalCluster c = LocalCluster.up(tmp.resolve("inuse"), 1, "1G", Map.of(),
           "--metrics", address)) {
         Path log = c.dir().resolve("log/node1.log");
         List<String> lines = Files.readAllLines(log).stream()
@@ -208,10 +208,11 @@ class MetricsIT {
         Files.writeString(c.mount(1).resolve("works"), "yes"); // the node serves its mount
       }
       Path dir = tmp.resolve("required");
+      Path runtime = Files.createDirectories(tmp.resolve("rt-required"));
       Distribution.Result r;
       try {
-        r = Distribution.etcfs(tmp.resolve("rt-required"), Duration.ofSeconds(240), "up",
-            "--nodes", "1", "--dir", dir.toString(), "--size", "256M", "--metrics", address,
+        r = Distribution.etcfs(runtime, Duration.ofSeconds(240), "up",
+            "--nodes", "1", "--dir", dir.toString(), "--size", "1G", "--metrics", address,
             "--metrics-required");
       } finally {
         Processes.killAll(dir);
