@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
       UpCommand.class,
       DownCommand.class,
       WaitCommand.class,
+      TopCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -8,7 +8,7 @@ import java.util.Properties;
 /**
  * Reads the value of a membership key ({@code members/<node>}), which the fencing bundle writes
  * as Properties text ({@code host}, {@code pid}, {@code mountpoint}, {@code joined},
- * {@code leaseTtl}).
+ * {@code leaseTtl}; {@code metrics}, the node's metrics address, when it has one).
  */
 final class MemberRecords {
   private MemberRecords() {}

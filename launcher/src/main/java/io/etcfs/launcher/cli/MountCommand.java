@@ -54,6 +54,8 @@ final class MountCommand implements Callable<Integer> {
 
   @picocli.CommandLine.Mixin FrontendOption frontendOption;
 
+  @picocli.CommandLine.Mixin MetricsOption metricsOption;
+
   @Override
   public Integer call() throws IOException, InterruptedException {
     FenceSpec fence = fenceOptions.spec();
@@ -103,7 +105,7 @@ final class MountCommand implements Callable<Integer> {
         mountpoint.toAbsolutePath().normalize(), abs,
         log != null ? log.toAbsolutePath() : abs.resolve(nodeName + ".log"),
         etcd.connection(), (int) Math.max(1, leaseTtl.toSeconds()), backend, fence,
-        frontendOption.name());
+        frontendOption.name()).withMetrics(metricsOption.spec(0));
   }
 
   private static String hostName() {

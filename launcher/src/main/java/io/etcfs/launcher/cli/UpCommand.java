@@ -67,6 +67,8 @@ final class UpCommand implements Callable<Integer> {
 
   @Mixin FrontendOption frontendOption;
 
+  @Mixin MetricsOption metricsOption;
+
   private EtcdProcess ownEtcd;
   private final List<NodeSpec> started = new ArrayList<>();
   private final List<Process> procs = new ArrayList<>();
@@ -77,6 +79,7 @@ final class UpCommand implements Callable<Integer> {
       throw new UserError("--nodes must be between 1 and 32");
     }
     FenceSpec fence = fenceOptions.spec();
+    metricsOption.spec(nodes - 1); // a bad address is refused before anything starts
     if (fence.agent().equals("reservation")) {
       throw fenceOptions.badUsage("--fence-agent reservation needs a shared block device with "
           + "persistent reservations; etcfs up puts its nodes on an image file");
@@ -129,7 +132,7 @@ final class UpCommand implements Callable<Integer> {
       Path mp = Files.createDirectories(d.resolve("mnt").resolve(node));
       NodeSpec spec = new NodeSpec(name, node, device, mp, d.resolve("run"),
           d.resolve("log").resolve(node + ".log"), conn, 10, lock, fence,
-          frontendOption.name(), alloc);
+          frontendOption.name(), alloc).withMetrics(metricsOption.spec(i - 1));
       NodeLauncher.check(spec, store);
       procs.add(NodeLauncher.spawn(spec));
       started.add(spec);

@@ -16,12 +16,15 @@ public final class NodeConfigs {
   /** The two FUSE front ends: exactly one is configured. */
   public static final String FUSE_HIGHLEVEL = "io.etcfs.fuse";
   public static final String FUSE_LOWLEVEL = "io.etcfs.fuse3";
+  /** The metrics endpoint: configured only with {@code --metrics}. */
+  public static final String METRICS = "io.etcfs.metrics";
 
   /**
    * PIDs configured only when the user selects that component: each one's component requires
    * its configuration, so without it the component simply does not exist, which is not a fault.
    */
-  public static final Set<String> SELECTED_ONLY = Set.of(EXEC_AGENT, RESERVATION_AGENT);
+  public static final Set<String> SELECTED_ONLY = Set.of(EXEC_AGENT, RESERVATION_AGENT,
+      METRICS);
 
   /**
    * {@link #SELECTED_ONLY}, the lock backends, allocators and front end not chosen: only the chosen
@@ -32,7 +35,7 @@ public final class NodeConfigs {
    * @param frontend {@link NodeSpec#LOWLEVEL} or {@link NodeSpec#HIGHLEVEL}; null is the default
    */
   public static Set<String> selectedOnly(String frontend) {
-    return Set.of(EXEC_AGENT, RESERVATION_AGENT, LOCK_ETCD, LOCK_HAZELCAST, ALLOC_ARENA,
+    return Set.of(EXEC_AGENT, RESERVATION_AGENT, METRICS, LOCK_ETCD, LOCK_HAZELCAST, ALLOC_ARENA,
         ALLOC_SHARED,
         NodeSpec.HIGHLEVEL.equals(frontend) ? FUSE_LOWLEVEL : FUSE_HIGHLEVEL);
   }
@@ -65,6 +68,10 @@ public final class NodeConfigs {
         "mountpoint", s.mountpoint().toString(), "device", s.device().toString(),
         "fenceAgent.target", "(etcfs.fence.agent=" + f.agent() + ")",
         "fenceTimeoutSeconds", f.timeoutSeconds()));
+    if (s.metrics().enabled()) {
+      // recorded in the membership key, where etcfs top finds it
+      c.get("io.etcfs.fencing").put("metrics", s.metrics().address());
+    }
     if (f.agent().equals("exec")) {
       c.put(EXEC_AGENT, props("fsName", s.fsName(), ".command", f.command()));
     }
@@ -85,6 +92,15 @@ public final class NodeConfigs {
     for (String pid : chosen(s.allocBackend(), Map.of("arena", ALLOC_ARENA,
         "shared", ALLOC_SHARED))) {
       c.put(pid, props("fsName", s.fsName(), "nodeName", s.nodeName()));
+    }
+    if (s.metrics().enabled()) {
+      // before the front end's, so a required endpoint that cannot bind fails the start before
+      // the mount; "required" only when asked for, so that ETCFS_NODE_CONFIG may set it too
+      Hashtable<String, Object> m = props("address", s.metrics().address());
+      if (s.metrics().required()) {
+        m.put("required", true);
+      }
+      c.put(METRICS, m);
     }
     c.put(s.frontend().equals(NodeSpec.HIGHLEVEL) ? FUSE_HIGHLEVEL : FUSE_LOWLEVEL,
         props("fsName", s.fsName(), "mountpoint", s.mountpoint().toString()));

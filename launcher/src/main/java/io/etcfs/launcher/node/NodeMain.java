@@ -47,6 +47,7 @@ public final class NodeMain {
     try {
       Files.writeString(spec.pidFile(), ProcessHandle.current().pid() + "\n");
       STARTUP.mark("jvm");
+      spec.metrics().checkBindable();
       NodeRuntime runtime = NodeRuntime.start(spec, bundleDir(), shell, STARTUP);
       status = new NodeMain(spec, runtime).run();
     } catch (Exception | StartFailure e) {

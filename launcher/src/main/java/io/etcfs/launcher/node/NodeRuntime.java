@@ -156,7 +156,9 @@ public final class NodeRuntime implements AutoCloseable {
     p.put("felix.cm.dir", BundleCache.freshConfigDir(cache).toString());
     // jffi (FUSE) uses sun.misc.Unsafe for its fast memory path; the fencing bundle opens block
     // devices with O_DIRECT (com.sun.nio.file.ExtendedOpenOption) for the device heartbeat.
-    p.put("org.osgi.framework.system.packages.extra", "sun.misc,com.sun.nio.file");
+    // The core serves metrics with the JDK's HTTP server (com.sun.net.httpserver, jdk.httpserver).
+    p.put("org.osgi.framework.system.packages.extra",
+        "sun.misc,com.sun.nio.file,com.sun.net.httpserver");
     // Without a terminal, Gogo's shell runs no interactive session and must not stop the
     // framework when its (empty) session ends; in the foreground, leaving the shell stops the node.
     p.put("gosh.args", shell ? "" : "--nointeractive --noshutdown");

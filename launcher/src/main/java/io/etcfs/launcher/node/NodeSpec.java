@@ -29,6 +29,7 @@ import java.util.Properties;
  *     {@value #HIGHLEVEL} (libfuse 2 through jnr-fuse)
  * @param allocBackend the allocator's name, or empty: the one the filesystem record names (the
  *     node reads it once its etcd client is up)
+ * @param metrics where the node serves Prometheus metrics, if anywhere ({@code --metrics})
  */
 public record NodeSpec(
     String fsName,
@@ -42,9 +43,50 @@ public record NodeSpec(
     String lockBackend,
     FenceSpec fence,
     String frontend,
-    String allocBackend) {
+    String allocBackend,
+    Metrics metrics) {
   public static final String LOWLEVEL = "lowlevel";
   public static final String HIGHLEVEL = "highlevel";
+
+  /**
+   * A metrics endpoint: {@code address} HOST:PORT, empty for none; {@code required}: a node
+   * that cannot bind it refuses to start (else it starts without metrics and logs one line).
+   */
+  public record Metrics(String address, boolean required) {
+    public static final Metrics NONE = new Metrics("", false);
+
+    public boolean enabled() {
+      return !address.isEmpty();
+    }
+
+    /**
+     * With {@code required}, checks before anything starts that the address can be bound, so
+     * that a node that must refuse does so with one line before it joins or mounts (the
+     * endpoint's own failure to bind stays the guard against a port taken meanwhile).
+     *
+     * @throws UserError naming the address and why
+     */
+    public void checkBindable() {
+      if (!enabled() || !required) {
+        return;
+      }
+      int colon = address.lastIndexOf(':');
+      String host = address.substring(0, colon).replaceAll("^\\[|\\]$", "");
+      try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+        s.bind(new java.net.InetSocketAddress(host, Integer.parseInt(address.substring(colon + 1))));
+      } catch (IOException | RuntimeException e) {
+        throw new UserError("metrics address " + address + " cannot be bound: " + e.getMessage());
+      }
+    }
+  }
+
+  /** A spec without a metrics endpoint. */
+  public NodeSpec(String fsName, String nodeName, Path device, Path mountpoint, Path stateDir,
+      Path logFile, EtcdConnection etcd, int leaseTtlSeconds, String lockBackend,
+      FenceSpec fence, String frontend, String allocBackend) {
+    this(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd, leaseTtlSeconds,
+        lockBackend, fence, frontend, allocBackend, Metrics.NONE);
+  }
 
   /** A spec whose allocator is the one the filesystem record names. */
   public NodeSpec(String fsName, String nodeName, Path device, Path mountpoint, Path stateDir,
@@ -71,19 +113,25 @@ public record NodeSpec(
   /** This spec with the lock backend resolved. */
   public NodeSpec withLockBackend(String backend) {
     return new NodeSpec(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd,
-        leaseTtlSeconds, backend, fence, frontend, allocBackend);
+        leaseTtlSeconds, backend, fence, frontend, allocBackend, metrics);
   }
 
   /** This spec with the allocator resolved. */
   public NodeSpec withAllocBackend(String backend) {
     return new NodeSpec(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd,
-        leaseTtlSeconds, lockBackend, fence, frontend, backend);
+        leaseTtlSeconds, lockBackend, fence, frontend, backend, metrics);
   }
 
   /** This spec with another front end. */
   public NodeSpec withFrontend(String name) {
     return new NodeSpec(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd,
-        leaseTtlSeconds, lockBackend, fence, name, allocBackend);
+        leaseTtlSeconds, lockBackend, fence, name, allocBackend, metrics);
+  }
+
+  /** This spec with a metrics endpoint. */
+  public NodeSpec withMetrics(Metrics m) {
+    return new NodeSpec(fsName, nodeName, device, mountpoint, stateDir, logFile, etcd,
+        leaseTtlSeconds, lockBackend, fence, frontend, allocBackend, m);
   }
 
   public Path pidFile() {
@@ -114,6 +162,8 @@ public record NodeSpec(
     p.setProperty("lockBackend", lockBackend);
     p.setProperty("frontend", frontend);
     p.setProperty("allocBackend", allocBackend);
+    p.setProperty("metrics", metrics.address());
+    p.setProperty("metricsRequired", Boolean.toString(metrics.required()));
     etcd.store(p);
     fence.store(p);
     Path file = specFile();
@@ -143,7 +193,9 @@ public record NodeSpec(
         req(p, "lockBackend"),
         fence(p, file),
         p.getProperty("frontend", LOWLEVEL),
-        p.getProperty("allocBackend", ""));
+        p.getProperty("allocBackend", ""),
+        new Metrics(p.getProperty("metrics", ""),
+            Boolean.parseBoolean(p.getProperty("metricsRequired", "false"))));
   }
 
   private static FenceSpec fence(Properties p, Path file) {

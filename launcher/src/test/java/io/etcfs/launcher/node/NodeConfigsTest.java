@@ -42,14 +42,54 @@ class NodeConfigsTest {
   @Test
   void onlyTheFrontEndNotChosenMayBeAbsent() {
     assertEquals(java.util.Set.of(NodeConfigs.EXEC_AGENT, NodeConfigs.RESERVATION_AGENT,
-        NodeConfigs.LOCK_ETCD, NodeConfigs.LOCK_HAZELCAST, NodeConfigs.ALLOC_ARENA,
+        NodeConfigs.METRICS, NodeConfigs.LOCK_ETCD, NodeConfigs.LOCK_HAZELCAST, NodeConfigs.ALLOC_ARENA,
         NodeConfigs.ALLOC_SHARED, NodeConfigs.FUSE_HIGHLEVEL),
         NodeConfigs.selectedOnly(NodeSpec.LOWLEVEL));
     assertEquals(NodeConfigs.selectedOnly(NodeSpec.LOWLEVEL), NodeConfigs.selectedOnly(null));
     assertEquals(java.util.Set.of(NodeConfigs.EXEC_AGENT, NodeConfigs.RESERVATION_AGENT,
-        NodeConfigs.LOCK_ETCD, NodeConfigs.LOCK_HAZELCAST, NodeConfigs.ALLOC_ARENA,
+        NodeConfigs.METRICS, NodeConfigs.LOCK_ETCD, NodeConfigs.LOCK_HAZELCAST, NodeConfigs.ALLOC_ARENA,
         NodeConfigs.ALLOC_SHARED, NodeConfigs.FUSE_LOWLEVEL),
         NodeConfigs.selectedOnly(NodeSpec.HIGHLEVEL));
+  }
+
+  /**
+   * The metrics endpoint is configured only with --metrics, before the front end (a required
+   * one that cannot bind fails the start before the mount), and recorded in the member record.
+   */
+  @Test
+  void metricsAreConfiguredOnlyWhenAskedFor() throws Exception {
+    Map<String, Hashtable<String, Object>> none = NodeConfigs.of(spec(FenceSpec.NONE));
+    assertFalse(none.containsKey(NodeConfigs.METRICS));
+    assertFalse(none.get("io.etcfs.fencing").containsKey("metrics"));
+    NodeSpec s = spec(FenceSpec.NONE).withMetrics(new NodeSpec.Metrics("127.0.0.1:9567", false));
+    Map<String, Hashtable<String, Object>> on = NodeConfigs.of(s);
+    assertEquals(Map.of("address", "127.0.0.1:9567"), Map.copyOf(on.get(NodeConfigs.METRICS)));
+    assertEquals("127.0.0.1:9567", on.get("io.etcfs.fencing").get("metrics"));
+    java.util.List<String> order = java.util.List.copyOf(on.keySet());
+    assertTrue(order.indexOf(NodeConfigs.METRICS) < order.indexOf(NodeConfigs.FUSE_LOWLEVEL),
+        order.toString());
+    Map<String, Hashtable<String, Object>> required = NodeConfigs.of(spec(FenceSpec.NONE)
+        .withMetrics(new NodeSpec.Metrics("127.0.0.1:9567", true)));
+    assertEquals(true, required.get(NodeConfigs.METRICS).get("required"));
+    // the default (not required) may also be changed by a component setting
+    Map<String, Hashtable<String, Object>> set = NodeConfigs.withSettings(NodeConfigs.of(s),
+        "io.etcfs.metrics.required=true");
+    assertEquals("true", set.get(NodeConfigs.METRICS).get("required"));
+    s.write();
+    assertEquals(s.metrics(), NodeSpec.read(s.specFile()).metrics());
+  }
+
+  @Test
+  void aRequiredMetricsAddressInUseIsRefusedBeforeTheStart() throws Exception {
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
+        java.net.InetAddress.getLoopbackAddress())) {
+      String address = "127.0.0.1:" + taken.getLocalPort();
+      new NodeSpec.Metrics(address, false).checkBindable(); // not required: not checked
+      io.etcfs.launcher.UserError e = assertThrows(io.etcfs.launcher.UserError.class,
+          () -> new NodeSpec.Metrics(address, true).checkBindable());
+      assertTrue(e.getMessage().startsWith("metrics address " + address + " cannot be bound: "),
+          e.getMessage());
+    }
   }
 
   /** Only the chosen lock backend is configured: the other starts nothing. */

@@ -2,10 +2,20 @@ package io.etcfs.etcd.internal;
 
 import io.etcfs.etcd.client.EtcdMetaStore;
 import io.etcfs.etcd.client.EtcdSettings;
+import io.etcfs.spi.meta.KeyValue;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.meta.RangeResult;
+import io.etcfs.spi.meta.Txn;
+import io.etcfs.spi.meta.TxnResult;
+import io.etcfs.spi.meta.Watch;
+import io.etcfs.spi.meta.WatchListener;
+import io.etcfs.spi.metrics.MetricSource;
 import io.etcfs.support.meta.ForwardingMetaStore;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -60,9 +70,57 @@ public final class EtcdClientComponent extends ForwardingMetaStore {
     long requestTimeoutMs() default 5000;
   }
 
+  private final RoundTrips trips = new RoundTrips();
+  private final ServiceRegistration<MetricSource> metrics;
+
   @Activate
-  public EtcdClientComponent(Config config) {
+  public EtcdClientComponent(Config config, BundleContext context) {
     super(EtcdMetaStore.connect(settings(config)));
+    this.metrics = context.registerService(MetricSource.class, trips, null);
+  }
+
+  @Override
+  public Optional<KeyValue> get(byte[] key) {
+    return trips.time(RoundTrips.GET, () -> delegate.get(key));
+  }
+
+  @Override
+  public RangeResult range(byte[] from, byte[] to, int limit) {
+    return trips.time(RoundTrips.RANGE, () -> delegate.range(from, to, limit));
+  }
+
+  @Override
+  public TxnResult commit(Txn txn) {
+    return trips.time(RoundTrips.TXN, () -> delegate.commit(txn));
+  }
+
+  @Override
+  public Watch watch(byte[] prefix, long fromRevision, WatchListener listener) {
+    trips.watchStarted();
+    return delegate.watch(prefix, fromRevision, listener);
+  }
+
+  @Override
+  public long grantLease(Duration ttl) {
+    return trips.time(RoundTrips.LEASE_GRANT, () -> delegate.grantLease(ttl));
+  }
+
+  @Override
+  public long keepAliveOnce(long lease) {
+    return trips.time(RoundTrips.LEASE_KEEPALIVE, () -> delegate.keepAliveOnce(lease));
+  }
+
+  @Override
+  public long leaseTimeToLive(long lease) {
+    return trips.time(RoundTrips.LEASE_TTL, () -> delegate.leaseTimeToLive(lease));
+  }
+
+  @Override
+  public void revokeLease(long lease) {
+    trips.time(RoundTrips.LEASE_REVOKE, () -> {
+      delegate.revokeLease(lease);
+      return null;
+    });
   }
 
   static EtcdSettings settings(Config config) {
@@ -78,6 +136,11 @@ public final class EtcdClientComponent extends ForwardingMetaStore {
 
   @Deactivate
   void deactivate() {
+    try {
+      metrics.unregister();
+    } catch (IllegalStateException e) {
+      // already gone with the bundle
+    }
     ((EtcdMetaStore) delegate).close();
   }
 

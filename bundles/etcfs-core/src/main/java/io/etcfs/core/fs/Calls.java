@@ -29,7 +29,7 @@ final class Calls {
 
   static <T> T run(Ctx ctx, String what, Call<T> call) throws FsException {
     long start = System.nanoTime();
-    boolean failed = true;
+    int errno = 0; // -1 once it succeeded; 0: failed with no errno of its own
     boolean wouldBlock = false;
     try {
       ctx.tx.checkFenced();
@@ -38,19 +38,24 @@ final class Calls {
       // check) and resumed past its deadline must not report success for it. A write it took
       // into its buffer then is never committed; the caller learns so now, not at close.
       ctx.tx.checkFenced();
-      failed = false;
+      errno = -1;
       return result;
+    } catch (FsException e) {
+      errno = e.errno();
+      throw e;
     } catch (MetaStoreException e) {
+      errno = Errno.EIO;
       throw TxRunner.storeFailure(what, e);
     } catch (NoWait.WouldBlock e) {
       wouldBlock = true; // answered where it may wait, and counted there
       throw e;
     } catch (RuntimeException e) {
+      errno = Errno.EIO;
       LOG.log(Level.SEVERE, what + " failed unexpectedly", e);
       throw new FsException(Errno.EIO, what + ": " + e, e);
     } finally {
       if (!wouldBlock) {
-        ctx.stats.record(what, System.nanoTime() - start, failed);
+        ctx.stats.record(what, System.nanoTime() - start, errno);
       }
     }
   }

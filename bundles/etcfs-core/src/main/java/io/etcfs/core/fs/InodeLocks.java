@@ -171,8 +171,11 @@ final class InodeLocks implements RecallHandler {
           continue;
         }
         Registered r;
+        long asked = System.nanoTime();
+        boolean granted = false;
         try {
           lock = s.acquire(ino, mode, waitFor(ino, mode, deadline));
+          granted = true;
           r = register(lock); // before the next asker looks: see waitFor
         } catch (IllegalStateException e) {
           if (gate.closed() || service.get() != s) {
@@ -192,6 +195,7 @@ final class InodeLocks implements RecallHandler {
         } catch (UnsupportedOperationException e) {
           throw notBuilt(s, e);
         } finally {
+          ctx.stats.lockWaits.record(System.nanoTime() - asked, !granted);
           asking.remove(ino, asker);
           asker.countDown();
         }
@@ -1029,11 +1033,13 @@ final class InodeLocks implements RecallHandler {
       return;
     }
     ctx.stats.recalls.increment();
+    long asked = System.nanoTime();
     if (wanted == LockMode.EXCLUSIVE) {
       wantedExclusive(lock.inode());
     }
     try {
       letGo(lock);
+      ctx.stats.recallHandovers.record(System.nanoTime() - asked, false);
     } catch (FsException | RuntimeException e) {
       // The lock goes anyway (the service releases it when this returns): holding it would
       // stall the other node for good; what could not be committed is lost, and this node's
@@ -1041,6 +1047,7 @@ final class InodeLocks implements RecallHandler {
       LOG.log(Level.WARNING, "inode " + lock.inode() + ": flush on recall failed: "
           + e.getMessage());
       forget(lock);
+      ctx.stats.recallHandovers.record(System.nanoTime() - asked, true);
     }
   }
 

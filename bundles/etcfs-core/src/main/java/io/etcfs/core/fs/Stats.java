@@ -22,11 +22,19 @@ public final class Stats {
     final LongAdder errors = new LongAdder();
     final AtomicLongArray buckets = new AtomicLongArray(BUCKETS);
     final LongAdder nanos = new LongAdder();
+    /** Failed calls by the errno they answered (0: a failure that was not an FsException). */
+    private final Map<Integer, LongAdder> errnos = new ConcurrentHashMap<>();
 
     void record(long elapsedNanos, boolean failed) {
+      record(elapsedNanos, failed ? 0 : -1);
+    }
+
+    /** One call; {@code errno} -1 for a success. */
+    void record(long elapsedNanos, int errno) {
       calls.increment();
-      if (failed) {
+      if (errno >= 0) {
         errors.increment();
+        errnos.computeIfAbsent(errno, k -> new LongAdder()).increment();
       }
       nanos.add(elapsedNanos);
       long micros = Math.max(1, elapsedNanos / 1000);
@@ -35,6 +43,30 @@ public final class Stats {
 
     public long calls() {
       return calls.sum();
+    }
+
+    /** Failed calls by errno, in errno order. */
+    public Map<Integer, Long> errnos() {
+      Map<Integer, Long> out = new TreeMap<>();
+      errnos.forEach((errno, n) -> out.put(errno, n.sum()));
+      return out;
+    }
+
+    /**
+     * The latency histogram, read now: element i counts calls of [2^i, 2^(i+1)) µs (element 0
+     * also those under 1 µs).
+     */
+    public long[] buckets() {
+      long[] out = new long[BUCKETS];
+      for (int i = 0; i < BUCKETS; i++) {
+        out[i] = buckets.get(i);
+      }
+      return out;
+    }
+
+    /** The calls' total time, in nanoseconds. */
+    public long nanos() {
+      return nanos.sum();
     }
 
     public long errors() {
@@ -79,6 +111,13 @@ public final class Stats {
   final LongAdder deviceReadBytes = new LongAdder();
   final LongAdder deviceWriteBytes = new LongAdder();
   final LongAdder recalls = new LongAdder();
+  /**
+   * How long this node's calls waited in the lock backend for an inode lock (one ask each,
+   * granted or not), and how long a recall served here took from the backend's ask to the lock
+   * let go (flush, commit, release): the hand-over's share on this side.
+   */
+  final Op lockWaits = new Op();
+  final Op recallHandovers = new Op();
   /** Blocks written to the device ahead of their commit, at a full buffer (Flusher#writeOut). */
   final LongAdder writtenAhead = new LongAdder();
   /** Times a caller waited for a write-out's device writes to land (Flusher#land). */
@@ -109,9 +148,22 @@ public final class Stats {
   final LongAdder lostCreates = new LongAdder();
 
   void record(String what, long elapsedNanos, boolean failed) {
+    record(what, elapsedNanos, failed ? 0 : -1);
+  }
+
+  /** One front-end call; {@code errno} -1 for a success, 0 for a failure without one. */
+  void record(String what, long elapsedNanos, int errno) {
     int space = what.indexOf(' ');
     String op = space < 0 ? what : what.substring(0, space);
-    ops.computeIfAbsent(op, k -> new Op()).record(elapsedNanos, failed);
+    ops.computeIfAbsent(op, k -> new Op()).record(elapsedNanos, errno);
+  }
+
+  public Op lockWaits() {
+    return lockWaits;
+  }
+
+  public Op recallHandovers() {
+    return recallHandovers;
   }
 
   /** Every operation seen so far, by name. */

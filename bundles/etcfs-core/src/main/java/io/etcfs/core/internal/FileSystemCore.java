@@ -13,6 +13,7 @@ import io.etcfs.spi.fencing.RecoveryParticipant;
 import io.etcfs.spi.fs.FsRecord;
 import io.etcfs.spi.lease.LeaseReport;
 import io.etcfs.spi.lock.LockService;
+import io.etcfs.spi.metrics.MetricSource;
 import io.etcfs.spi.meta.MetaStore;
 import io.etcfs.spi.shell.Completion;
 import io.etcfs.spi.shell.CompletionSource;
@@ -85,6 +86,7 @@ public final class FileSystemCore {
   private final ServiceRegistration<CompletionSource> inodeCompletion;
   private final ServiceRegistration<InodePaths> inodePaths;
   private final ServiceRegistration<FenceLookup> fences;
+  private final ServiceRegistration<MetricSource> metrics;
   private final Switches switches;
 
   /**
@@ -138,6 +140,8 @@ public final class FileSystemCore {
     this.inodePaths = context.registerService(InodePaths.class, engine::pathOf, props);
     // and for its STATE column: whether a holder elsewhere declared itself clean
     this.fences = context.registerService(FenceLookup.class, engine::fenceOf, props);
+    this.metrics = context.registerService(MetricSource.class, new CoreMetrics(engine,
+        config.fsName(), membership.nodeName(), lock::get, allocator::get), props);
     // this node's part in live switches of lock backend or allocator (issue #15)
     this.switches = new Switches(store, config.fsName(), membership, engine,
         new OsgiBinder(context, config.fsName(), membership.nodeName(), lock::get,
@@ -151,7 +155,7 @@ public final class FileSystemCore {
   @Deactivate
   void deactivate() {
     switches.close();
-    for (ServiceRegistration<?> r : java.util.List.of(inodeCompletion, pathCompletion,
+    for (ServiceRegistration<?> r : java.util.List.of(metrics, inodeCompletion, pathCompletion,
         inodePaths, fences, leaseReport, recovery, registration)) {
       try {
         r.unregister();

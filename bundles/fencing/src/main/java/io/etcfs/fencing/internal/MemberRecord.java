@@ -22,7 +22,16 @@ final class MemberRecord {
   private MemberRecord() {}
 
   static String text(String host, long pid, String mountpoint, Instant joined, Duration ttl) {
+    return text(host, pid, mountpoint, joined, ttl, "");
+  }
+
+  /** As above, with the node's metrics address ({@code metrics}, absent if empty). */
+  static String text(String host, long pid, String mountpoint, Instant joined, Duration ttl,
+      String metrics) {
     Properties properties = new Properties();
+    if (!metrics.isEmpty()) {
+      properties.setProperty("metrics", metrics);
+    }
     properties.setProperty("host", host);
     properties.setProperty("pid", Long.toString(pid));
     properties.setProperty("mountpoint", mountpoint);

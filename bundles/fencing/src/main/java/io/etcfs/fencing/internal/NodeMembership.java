@@ -77,6 +77,10 @@ public final class NodeMembership implements Membership {
     @AttributeDefinition(description = "Host name to record; empty: this machine's name.")
     String host() default "";
 
+    @AttributeDefinition(description = "This node's metrics address (HOST:PORT) to record, for"
+        + " etcfs top; empty: none.")
+    String metrics() default "";
+
     @AttributeDefinition(description = "The shared device, for the heartbeat slot.")
     String device();
 
@@ -391,7 +395,8 @@ public final class NodeMembership implements Membership {
         ProcessHandle.current().pid(),
         mountpoint,
         Instant.now(),
-        ttl);
+        ttl,
+        config.metrics() == null ? "" : config.metrics().strip());
   }
 
   private static String required(String property, String value) {

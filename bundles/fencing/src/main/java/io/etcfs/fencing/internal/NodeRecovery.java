@@ -5,6 +5,8 @@ import io.etcfs.spi.fencing.FenceAgent;
 import io.etcfs.spi.fencing.Membership;
 import io.etcfs.spi.fencing.RecoveryParticipant;
 import io.etcfs.spi.meta.MetaStore;
+import io.etcfs.spi.metrics.MetricSource;
+import io.etcfs.spi.metrics.Metrics;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -37,8 +39,9 @@ import org.osgi.service.component.annotations.ReferencePolicy;
 @Component(
     immediate = true,
     configurationPid = NodeMembership.PID,
-    configurationPolicy = ConfigurationPolicy.REQUIRE)
-public final class NodeRecovery {
+    configurationPolicy = ConfigurationPolicy.REQUIRE,
+    service = MetricSource.class)
+public final class NodeRecovery implements MetricSource {
   private static final Logger LOG = System.getLogger(NodeRecovery.class.getName());
   /** Guards against a fence agent that ignores its own timeout. */
   private static final Duration AGENT_SLACK = Duration.ofSeconds(5);
@@ -115,6 +118,15 @@ public final class NodeRecovery {
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "looking for dead nodes failed: {0}", e.toString());
     }
+  }
+
+  /** Metrics: this node's lease, and what its recovery scans saw and did. */
+  @Override
+  public void collect(Metrics out) {
+    if (membership instanceof NodeMembership m) {
+      new LeaseMetrics(m::leaseState).collect(out);
+    }
+    recovery.metrics.collect(out);
   }
 
   /** For tests and the shell: recover what is dead now, on this thread. */

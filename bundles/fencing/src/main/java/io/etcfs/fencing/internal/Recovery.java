@@ -98,6 +98,7 @@ final class Recovery {
   private final ExecutorService agentCalls;
   private final Map<Long, Long> retryAt = new ConcurrentHashMap<>();
   private final Map<Long, Integer> attempts = new ConcurrentHashMap<>();
+  final RecoveryMetrics metrics = new RecoveryMetrics();
   private volatile boolean stopping;
 
   Recovery(MetaStore store, FencingKeys keys, Membership membership, FenceAgent agent,
@@ -134,6 +135,7 @@ final class Recovery {
     for (KeyValue kv : r.ranges().get(1).kvs()) {
       members.put(FencingKeys.last(kv.keyString()), kv);
     }
+    metrics.scanned(members.size(), r.ranges().get(0).kvs().size());
     List<DeadNode> recovered = new ArrayList<>();
     for (KeyValue slot : r.ranges().get(0).kvs()) {
       int index = FencingKeys.slotOf(slot.keyString());
@@ -148,6 +150,7 @@ final class Recovery {
         continue;
       }
       DeadNode dead = new DeadNode(node, generation);
+      metrics.deadSeen();
       if (recover(index, dead, Optional.ofNullable(member))) {
         recovered.add(dead);
       }
@@ -189,6 +192,7 @@ final class Recovery {
       finish(slot, dead, claim, record);
       retryAt.remove(dead.generation());
       attempts.remove(dead.generation());
+      metrics.recovered(System.nanoTime() - seenDead);
       LOG.log(Level.INFO, "recovered {0} generation {1} in {2}: {3}", dead.node(),
           dead.generation(), record.seconds(), record.summary());
       return true;
@@ -322,6 +326,7 @@ final class Recovery {
   }
 
   private void failed(DeadNode dead, FenceRecord record, String reason) {
+    metrics.failed();
     int n = attempts.merge(dead.generation(), 1, Integer::sum);
     long backoff = RETRY.delay(n).toNanos();
     retryAt.put(dead.generation(), System.nanoTime() + backoff);
