@@ -34,7 +34,7 @@ class CliIT {
 
   @ParameterizedTest
   @ValueSource(strings = {"version", "format", "mount", "umount", "status", "switch", "shell", "up",
-      "down", "wait"})
+      "down", "wait", "top"})
   void everySubcommandHasHelp(String sub) throws Exception {
     Distribution.Result r = Distribution.etcfs(runtime, T, sub, "--help");
     assertEquals(0, r.exit(), r.toString());
@@ -46,7 +46,7 @@ class CliIT {
     Distribution.Result r = Distribution.etcfs(runtime, T, "--help");
     assertEquals(0, r.exit(), r.toString());
     for (String sub : List.of("format", "mount", "umount", "status", "switch", "shell", "up",
-        "down", "wait")) {
+        "down", "wait", "top")) {
       assertTrue(r.out().contains(sub), sub + " missing from\n" + r);
     }
   }
