@@ -300,6 +300,148 @@ class FsckDamageTest {
     assertEquals(5, inode(file).nlink());
   }
 
+  @Test
+  void aDirectorysParentAndAnEntrysTypeAreSet() throws Exception {
+    putInode(inode(dirA).withParent(77));
+    String key = fx.store.prefix(fx.keys.direntPrefix(dirA), 0).kvs().get(0).keyString();
+    fx.store.commit(new Txn().then(Op.put(Keys.of(key),
+        Codec.dirent(new Codec.Dirent(file, io.etcfs.spi.vfs.Attr.S_IFDIR)))));
+    findsOnly("dir-parent");
+    findsAndRepairs("dirent-key");
+    assertEquals(Vfs.ROOT, inode(dirA).parent());
+  }
+
+  @Test
+  void entriesOfAMissingDirectoryAreDeletedAndTheirChildrenRelinked() throws Exception {
+    long gone = 0x77;
+    String name = "lonely";
+    fx.store.commit(new Txn().then(Op.put(fx.keys.dirent(gone,
+        io.etcfs.core.fs.meta.NameHash.of(name), name),
+        Codec.dirent(new Codec.Dirent(file, io.etcfs.spi.vfs.Attr.S_IFREG)))));
+    findsAndRepairs("dirent-no-dir");
+  }
+
+  @Test
+  void aSecondEntryOfADirectoryAndACycleAreFoundNotRepaired() {
+    String name = "again";
+    fx.store.commit(new Txn().then(Op.put(fx.keys.dirent(Vfs.ROOT,
+        io.etcfs.core.fs.meta.NameHash.of(name), name),
+        Codec.dirent(new Codec.Dirent(dirA, io.etcfs.spi.vfs.Attr.S_IFDIR)))));
+    findsOnly("dir-multilinked");
+    long x = 0x50;
+    long y = 0x51;
+    for (long[] p : new long[][] {{x, y}, {y, x}}) {
+      putInode(new Inode(p[0], io.etcfs.spi.vfs.Attr.S_IFDIR | 0755, 0, 0, 3, 0, 0, 0, p[1], 1,
+          1, 1, null));
+      fx.store.commit(new Txn().then(Op.put(fx.keys.dirent(p[1],
+          io.etcfs.core.fs.meta.NameHash.of("c"), "c"),
+          Codec.dirent(new Codec.Dirent(p[0], io.etcfs.spi.vfs.Attr.S_IFDIR)))));
+    }
+    findsOnly("unreachable-cycle");
+  }
+
+  @Test
+  void overlappingAndArenaSpanningRecordsAreRebuilt() throws Exception {
+    String k = ownerKey(file);
+    long start = BlockOwner.startOf(space, space.bytes(k));
+    put("blocks/" + FsKeyHex.h(start + 1), BlockOwner.of(start + 1, (FsKeyHex.h(file) + ":1")
+        .getBytes()).value());
+    findsAndRepairs("owner-overlap");
+    // two arenas of half the size, so a record can span them
+    var r = io.etcfs.spi.fs.FsRecord.decode(fx.store.get(space.record()).orElseThrow().value());
+    put("fs", new io.etcfs.spi.fs.FsRecord(r.uuid(), r.name(), r.blockSize(), r.arenaSize() / 2,
+        r.deviceSize(), r.dataStart(), r.arenas() * 2, r.lockBackend(), r.allocBackend(),
+        r.formatted()).encode());
+    long edge = r.firstBlock() + r.blocksPerArena() / 2 - 1;
+    put("blocks/" + FsKeyHex.h(edge), BlockOwner.of(edge, "00000000000000ff:2".getBytes())
+        .value());
+    findsAndRepairs("owner-spans-arena");
+  }
+
+  @Test
+  void anOrphanRecordOfAMissingInodeIsDeleted() throws Exception {
+    put("orphans/00000000000000ab", "node=n1\ngeneration=1\nunlinked=1\n".getBytes());
+    findsAndRepairs("orphan-no-inode");
+  }
+
+  @Test
+  void aLockUnderALeaseOfANodeThatLeftIsPending() {
+    long lease = fx.store.grantLease(java.time.Duration.ofSeconds(30));
+    fx.store.commit(new Txn().then(Op.put(space.bytes("locks/" + FsKeyHex.h(file) + "/1"),
+        "S gone".getBytes(), lease)));
+    CheckReport r = check();
+    assertTrue(r.clean(), lines(r));
+    assertTrue(r.pending().stream().anyMatch(f -> f.kind().equals("lock-expiring")), lines(r));
+  }
+
+  @Test
+  void aCorruptRecordIsOneFinding() {
+    put("fs", "uuid=nope".getBytes());
+    assertEquals(List.of("record-corrupt"), check().faults().stream().map(Finding::kind)
+        .toList());
+  }
+
+  /** The record as alloc-shared, and a free map that is exactly the data area less blocks/. */
+  void sharedWithFreeMap() {
+    var r = io.etcfs.spi.fs.FsRecord.decode(fx.store.get(space.record()).orElseThrow().value());
+    put("fs", new io.etcfs.spi.fs.FsRecord(r.uuid(), r.name(), r.blockSize(), r.arenaSize(),
+        r.deviceSize(), r.dataStart(), r.arenas(), r.lockBackend(), "shared", r.formatted())
+        .encode());
+    long at = r.firstBlock();
+    for (var kv : fx.store.prefix(BlockOwner.prefix(space), 0).kvs()) {
+      BlockOwner o = BlockOwner.decode(space, kv.key(), kv.value());
+      if (o.start() > at) {
+        put("freemap/f/" + FsKeyHex.h(at), Long.toString(o.start() - at).getBytes());
+      }
+      at = o.end();
+    }
+    long end = r.firstBlock() + r.arenas() * r.blocksPerArena();
+    put("freemap/f/" + FsKeyHex.h(at), Long.toString(end - at).getBytes());
+    put("freemap/v", "1".getBytes());
+  }
+
+  @Test
+  void aSharedFreeMapThatAddsUpIsClean() {
+    sharedWithFreeMap();
+    assertTrue(check().clean(), lines(check()));
+  }
+
+  @Test
+  void aFreeExtentOverOwnedBlocksDropsTheFreeMap() throws Exception {
+    sharedWithFreeMap();
+    long start = BlockOwner.startOf(space, space.bytes(ownerKey(file)));
+    put("freemap/f/" + FsKeyHex.h(start), "1".getBytes());
+    findsAndRepairs("freemap-overlap");
+    assertTrue(fx.store.prefix(space.bytes("freemap/"), 0).kvs().isEmpty());
+  }
+
+  @Test
+  void leakedBlocksDropTheFreeMap() throws Exception {
+    sharedWithFreeMap();
+    var f = fx.store.prefix(space.bytes("freemap/f/"), 0).kvs();
+    fx.store.commit(new Txn().then(Op.delete(f.get(f.size() - 1).key())));
+    findsAndRepairs("freemap-leak");
+  }
+
+  @Test
+  void aReservationOfADeadNodeIsPendingWhileItsSlotIsHeldElseDropsTheMap() throws Exception {
+    sharedWithFreeMap();
+    var f = fx.store.prefix(space.bytes("freemap/f/"), 0).kvs().get(0);
+    String rel = f.keyString().substring(space.root().length());
+    long at = Long.parseUnsignedLong(rel.substring("freemap/f/".length()), 16);
+    fx.store.commit(new Txn().then(Op.delete(f.key())));
+    put("slots/00", "node=dead\n".getBytes());
+    long gen = fx.store.get(space.bytes("slots/00")).orElseThrow().createRevision();
+    put("freemap/r/" + FsKeyHex.h(at), ("dead " + FsKeyHex.h(gen) + " " + f.valueString())
+        .getBytes());
+    CheckReport pending = check();
+    assertTrue(pending.clean(), lines(pending));
+    assertTrue(pending.pending().stream()
+        .anyMatch(x -> x.kind().equals("freemap-reservation-recovery-due")), lines(pending));
+    del("slots/00");
+    findsAndRepairs("freemap-reservation-dead");
+  }
+
   /** Hex as keys spell numbers. */
   static final class FsKeyHex {
     static String h(long v) {
