@@ -96,8 +96,21 @@ final class FsckCommand implements Callable<Integer> {
       FsChecker.Result result = check(store, fs.name(), sb, progress);
       List<String> repaired = new ArrayList<>();
       if (repair && !result.report().clean()) {
-        FsRepair.repair(store, result, repaired::add);
         progress.done();
+        try {
+          FsRepair.repair(store, result, did -> {
+            repaired.add(did);
+            if (!json) {
+              System.out.println("repaired: " + did);
+            }
+          });
+        } catch (FsRepair.RepairException | MetaStoreException e) {
+          if (json) {
+            System.out.println("{\"error\":" + FsckJson.str(e.getMessage()) + ",\"repaired\":"
+                + FsckJson.strings(repaired) + "}");
+          }
+          throw e;
+        }
         result = check(store, fs.name(), sb, progress);
       }
       progress.done();
@@ -125,7 +138,8 @@ final class FsckCommand implements Callable<Integer> {
   static FsChecker.Result check(EtcdMetaStore store, String fs, Superblock sb, Progress progress) {
     byte[] prefix = Keys.of(Keyspace.of(fs).root());
     byte[] end = Keys.prefixEnd(prefix);
-    RangeResult first = store.rangeAt(prefix, end, PAGE, 0);
+    int[] limit = {PAGE};
+    RangeResult first = page(store, prefix, end, limit, 0);
     long revision = first.revision();
     long total = first.more() ? store.countAt(prefix, end, revision) : first.kvs().size();
     List<KeyValue> all = new ArrayList<>(first.kvs());
@@ -133,11 +147,29 @@ final class FsckCommand implements Callable<Integer> {
     while (page.more() && !page.kvs().isEmpty()) {
       progress.bar("reading etcd at revision " + revision, all.size(), total);
       byte[] from = Keys.after(page.kvs().get(page.kvs().size() - 1).key());
-      page = store.rangeAt(from, end, PAGE, revision);
+      page = page(store, from, end, limit, revision);
       all.addAll(page.kvs());
     }
     progress.bar("reading etcd at revision " + revision, all.size(), total);
     return FsChecker.check(new FsSnapshot(fs, revision, all), sb, progress::phase);
+  }
+
+  /**
+   * One page; a page too large for the client's message limit (keys with large values: xattrs
+   * reach 64 KiB) is read again with half the keys, and later pages keep the smaller limit.
+   */
+  private static RangeResult page(EtcdMetaStore store, byte[] from, byte[] end, int[] limit,
+      long revision) {
+    while (true) {
+      try {
+        return store.rangeAt(from, end, limit[0], revision);
+      } catch (MetaStoreException e) {
+        if (e.kind() != MetaStoreException.Kind.TOO_LARGE || limit[0] == 1) {
+          throw e;
+        }
+        limit[0] = Math.max(1, limit[0] / 2);
+      }
+    }
   }
 
   private void print(CheckReport r, List<String> repaired) {
@@ -146,7 +178,6 @@ final class FsckCommand implements Callable<Integer> {
       out.println(FsckJson.of(r, repair ? repaired : null));
       return;
     }
-    repaired.forEach(s -> out.println("repaired: " + s));
     r.faults().forEach(f -> out.println(f.line()));
     r.pending().forEach(f -> out.println("pending " + f.line()));
     r.notChecked().forEach(s -> out.println("not checked: " + s));

@@ -30,7 +30,7 @@ final class FsckJson {
         + str(f.detail()) + ",\"pending\":" + f.pending() + "}";
   }
 
-  private static String strings(List<String> l) {
+  static String strings(List<String> l) {
     return l.stream().map(FsckJson::str).collect(Collectors.joining(",", "[", "]"));
   }
 
