@@ -28,6 +28,9 @@ final class SpaceCheck {
   private final List<Run> refs = new ArrayList<>();
   private final Map<Long, List<Run>> refsByInode = new HashMap<>();
   private final TreeMap<Long, BlockOwner> good = new TreeMap<>();
+  /** Extents on blocks another extent references too: their records are not rebuilt. */
+  private final java.util.Set<Run> shared = java.util.Collections.newSetFromMap(
+      new java.util.IdentityHashMap<>());
 
   SpaceCheck(Model m, Fixes fixes, List<Finding> out, Map<String, Long> stats) {
     this.m = m;
@@ -77,6 +80,8 @@ final class SpaceCheck {
     Run widest = null;
     for (Run r : refs) {
       if (widest != null && widest.end() > r.start()) {
+        shared.add(widest);
+        shared.add(r);
         out.add(Finding.of("extent-shared", "block " + r.start(), "inode " + widest.ino()
             + " (blocks " + span(widest) + ") and inode " + r.ino() + " (blocks " + span(r)
             + ") reference the same blocks (not repaired: which one is right is a guess)"));
@@ -133,6 +138,9 @@ final class SpaceCheck {
 
   private void missingOwners() {
     for (Run r : refs) {
+      if (shared.contains(r)) {
+        continue; // a record for either would be a guess of which one is right
+      }
       long at = r.start();
       List<long[]> gaps = new ArrayList<>();
       Long k = good.floorKey(r.start());
