@@ -106,7 +106,7 @@ class FsckIT {
     put("orphans/" + Keyspace.hex(orphanIno), bytes("node=ghost\ngeneration=7\nunlinked=1\n"));
     // two inodes on one block: found, never repaired (which is right is a guess), so undone
     String shared = "e/" + Keyspace.hex(orphanIno) + "/" + Keyspace.hex(1000);
-    put(shared, get(store.prefix(space.bytes("e/" + Keyspace.hex(ownedIno) + "/"), 0).kvs()
+    put(shared, get(store.prefix(space.bytes("e/" + Keyspace.hex(nlinkIno) + "/"), 0).kvs()
         .get(0).keyString().substring(space.root().length())));
 
     Distribution.Result found = fsck();
