@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * online; damage of each kind written into etcd directly is found under its kind while the nodes
  * run; {@code --repair} with live members is refused, naming them, and changes nothing; with the
  * nodes stopped it repairs what it claims and the next check is clean; and a node mounted again
- * reads the file that was relinked into lost+found.
+ * reads the file that was relinked into lost+found. The failsafe execution {@code shared} runs
+ * it again on alloc-shared, whose free map the check compares with the ownership records.
  */
 @Timeout(300)
 class FsckIT {
@@ -116,6 +117,12 @@ class FsckIT {
         "plock-dead ", "arena-dead ", "xattr-no-inode ", "orphan-dead ", "extent-shared ")) {
       assertTrue(found.out().lines().anyMatch(l -> l.startsWith(kind)), kind + " in\n" + found);
     }
+    boolean sharedAlloc = rec.allocBackend().equals("shared");
+    if (sharedAlloc) {
+      // alloc-shared: the stray record's blocks are free in the map
+      assertTrue(found.out().lines().anyMatch(l -> l.startsWith("freemap-overlap ")), found
+          .toString());
+    }
     Distribution.Result asJson = fsck("--json");
     assertEquals(1, asJson.exit(), asJson.toString());
     assertTrue(asJson.out().contains("\"kind\":\"orphan-dead\""), asJson.toString());
@@ -150,6 +157,9 @@ class FsckIT {
         "rebuilt ", "deleted claim of arena " + lastArena, "deleted lock key",
         "deleted plock key", "deleted 1 xattr key(s) of missing inode")) {
       assertTrue(repaired.out().contains("repaired: " + did), did + " in\n" + repaired);
+    }
+    if (sharedAlloc) {
+      assertTrue(repaired.out().contains("repaired: dropped the free map"), repaired.toString());
     }
     Distribution.Result after = fsck();
     assertEquals(0, after.exit(), "after the repair: " + after);
