@@ -30,6 +30,8 @@ final class Fixes {
   final List<Change> ownership = new ArrayList<>();
   /** Inodes an orphan purge deletes: no other fix may write them. */
   final java.util.Set<Long> purged = new java.util.HashSet<>();
+  /** Whether a fix frees blocks (deletes extents or their records). */
+  boolean freesBlocks;
   /** Whether the shared allocator's free map is to be dropped (remade by the next node). */
   String dropFreeMap;
 
@@ -51,10 +53,15 @@ final class Fixes {
     delete(why, List.of(kvs));
   }
 
+  /** Deletes that need not apply together: in groups of at most {@link FsRepair#BATCH}. */
   void delete(String why, List<KeyValue> kvs) {
-    List<Change> c = new ArrayList<>();
-    kvs.forEach(kv -> c.add(new Change(kv.key(), null, kv.modRevision())));
-    groups.add(new Group(why, c));
+    for (int i = 0; i < kvs.size(); i += FsRepair.BATCH) {
+      List<Change> c = new ArrayList<>();
+      kvs.subList(i, Math.min(kvs.size(), i + FsRepair.BATCH))
+          .forEach(kv -> c.add(new Change(kv.key(), null, kv.modRevision())));
+      groups.add(new Group(kvs.size() <= FsRepair.BATCH ? why
+          : why + " (" + (i + c.size()) + " of " + kvs.size() + ")", c));
+    }
   }
 
   void group(String why, List<Change> changes) {

@@ -33,8 +33,9 @@ import java.util.function.Consumer;
  * <p>Each change is one transaction that compares every key it touches with the snapshot (or
  * with what this repair itself wrote), and a guard against a node joining meanwhile: a join puts
  * {@code members/<node>} and the lowest free {@code slots/<k>} in one transaction
- * (NodeMembership.freeSlot), so every repair transaction compares that slot key absent, the
- * held slot keys unchanged and each known node's member key absent. A transaction that fails
+ * (NodeMembership.freeSlot), so every repair transaction compares that slot key absent (a slot
+ * is freed only by a live node's recovery, after a join), and the member keys of up to 24 node
+ * names the filesystem knows absent. A transaction that fails
  * its compares stops the repair: what was done so far stays done, and is reported.
  */
 public final class FsRepair {
@@ -51,7 +52,6 @@ public final class FsRepair {
   }
 
   private final MetaStore store;
-  private final FsChecker.Result result;
   private final Model m;
   private final Fixes fixes;
   private final FsKeys keys;
@@ -61,7 +61,6 @@ public final class FsRepair {
 
   private FsRepair(MetaStore store, FsChecker.Result result, Consumer<String> log) {
     this.store = store;
-    this.result = result;
     this.m = result.model;
     this.fixes = result.fixes;
     this.keys = new FsKeys(m.space.name());
@@ -90,9 +89,11 @@ public final class FsRepair {
     for (Fixes.Group g : groups) {
       done += commit(g.description(), g.changes());
     }
+    // a lost+found made here carries the root's rewrite (its link count) in its own group
+    boolean rootDone = lostFound != null && findLostFound() == null;
     for (Map.Entry<Long, Inode> e : fixes.inodes.entrySet()) {
       if (!fixes.purged.contains(e.getKey()) && !fixes.lostAndFound.contains(e.getKey())
-          && !(lostFound != null && e.getKey() == Vfs.ROOT && !existingLostFound())) {
+          && !(rootDone && e.getKey() == Vfs.ROOT)) {
         done += commit("set inode " + e.getKey() + ": "
             + String.join(", ", fixes.inodeWhy.get(e.getKey())), List.of(inodePut(e.getValue())));
       }
@@ -133,10 +134,7 @@ public final class FsRepair {
     }
     guards.add(Compare.absent(m.space.bytes(Keyspace.SLOTS + Keyspace.hex(free, 2))));
     TreeSet<String> names = new TreeSet<>();
-    m.slots.forEach((k, h) -> {
-      guards.add(Compare.modRevision(h.kv().key(), h.kv().modRevision()));
-      names.add(h.node());
-    });
+    m.slots.values().forEach(h -> names.add(h.node()));
     m.arenas.values().forEach(h -> names.add(h.node()));
     m.orphans.values().forEach(h -> names.add(h.node()));
     names.stream().limit(24).forEach(n -> guards.add(Compare.absent(keys.member(n))));
@@ -167,10 +165,6 @@ public final class FsRepair {
     KeyValue kv = m.inodeKvs.get(i.ino());
     return new Fixes.Change(keys.inode(i.ino()), Codec.inode(i), kv == null ? 0
         : kv.modRevision());
-  }
-
-  private boolean existingLostFound() {
-    return findLostFound() != null;
   }
 
   private Long findLostFound() {
@@ -264,8 +258,7 @@ public final class FsRepair {
    * blocks (the map would not know); the next node makes it again from blocks/.
    */
   private int freeMap(boolean reowned) throws RepairException {
-    boolean freed = reowned || !fixes.purged.isEmpty() || fixes.groups.stream()
-        .anyMatch(g -> g.description().contains("extent key"));
+    boolean freed = reowned || fixes.freesBlocks;
     if (!m.record.allocBackend().equals("shared") || m.freeMapAll.isEmpty()
         || (fixes.dropFreeMap == null && !freed)) {
       return 0;
@@ -284,10 +277,5 @@ public final class FsRepair {
     log.accept("dropped the free map (" + (fixes.dropFreeMap != null ? fixes.dropFreeMap
         : "blocks were freed or re-owned") + "): the next node remakes it from blocks/");
     return 1;
-  }
-
-  /** The report the repair worked from. */
-  CheckReport report() {
-    return result.report();
   }
 }

@@ -82,18 +82,24 @@ final class LivenessCheck {
       out.add(Finding.of("orphan-dead", key, "inode " + ino + " was held open by incarnation "
           + h.generation() + " of " + h.node() + ", which is dead and will never be recovered"
           + " (repair: purge the inode)"));
-      List<KeyValue> kvs = new ArrayList<>();
-      kvs.add(h.kv());
-      kvs.add(m.inodeKvs.get(ino));
-      m.chunks.getOrDefault(ino, List.of()).forEach(c -> kvs.add(c.kv()));
-      kvs.addAll(m.xattrs.getOrDefault(ino, List.of()));
-      if (m.fences.containsKey(ino)) {
-        kvs.add(m.fences.get(ino));
-      }
+      // a large file's keys do not fit one transaction: its extents and records go first, the
+      // inode and its orphan record last, so a purge cut short is found again (orphan-dead)
+      List<KeyValue> parts = new ArrayList<>();
+      m.chunks.getOrDefault(ino, List.of()).forEach(c -> parts.add(c.kv()));
+      parts.addAll(m.xattrs.getOrDefault(ino, List.of()));
       m.owners.values().stream().filter(o -> o.owner().inode() == ino)
-          .forEach(o -> kvs.add(o.kv()));
-      fixes.delete("purged orphan inode " + ino + " of dead " + h.node(), kvs);
+          .forEach(o -> parts.add(o.kv()));
+      if (!parts.isEmpty()) {
+        fixes.delete("purging orphan inode " + ino + ": deleted its extents, xattrs and"
+            + " ownership records", parts);
+      }
+      List<KeyValue> last = new ArrayList<>(List.of(m.inodeKvs.get(ino), h.kv()));
+      if (m.fences.containsKey(ino)) {
+        last.add(m.fences.get(ino));
+      }
+      fixes.delete("purged orphan inode " + ino + " of dead " + h.node(), last);
       fixes.purged.add(ino);
+      fixes.freesBlocks = true;
     }
   }
 

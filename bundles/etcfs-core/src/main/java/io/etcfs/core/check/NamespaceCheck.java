@@ -176,21 +176,26 @@ final class NamespaceCheck {
 
   /** Keys of an inode that does not exist: extent chunks, xattrs, fences, directory times. */
   private void deadKeys() {
-    m.chunks.forEach((ino, list) -> dead("extent-no-inode", ino,
-        list.stream().map(Model.Chunk::kv).toList()));
+    m.chunks.forEach((ino, list) -> {
+      if (dead("extent-no-inode", ino, list.stream().map(Model.Chunk::kv).toList())) {
+        fixes.freesBlocks = true;
+      }
+    });
     m.xattrs.forEach((ino, list) -> dead("xattr-no-inode", ino, list));
     m.fences.forEach((ino, kv) -> dead("fence-no-inode", ino, List.of(kv)));
     m.dirTimes.forEach((ino, kv) -> dead("times-no-inode", ino, List.of(kv)));
   }
 
-  private void dead(String kind, long ino, List<KeyValue> kvs) {
+  /** Reports and deletes the keys of {@code ino} if it does not exist; whether it did not. */
+  private boolean dead(String kind, long ino, List<KeyValue> kvs) {
     if (m.inodes.containsKey(ino)) {
-      return;
+      return false;
     }
     out.add(Finding.of(kind, "inode " + ino, kvs.size() + " key(s) of an inode that does not"
         + " exist (repair: delete them)"));
     fixes.delete("deleted " + kvs.size() + " " + kind.substring(0, kind.indexOf('-'))
         + " key(s) of missing inode " + ino, kvs);
+    return true;
   }
 
   static String describe(Inode i) {

@@ -449,6 +449,33 @@ class FsckDamageTest {
     findsAndRepairs("freemap-reservation-dead");
   }
 
+  @Test
+  void aLargeOrphanIsPurgedInTransactionsEtcdTakes() throws Exception {
+    long x = 0x90;
+    long base = io.etcfs.core.format.Formatter.DATA_START / 4096 + 2_000;
+    int n = 150;
+    putInode(new Inode(x, io.etcfs.spi.vfs.Attr.S_IFREG | 0644, 0, 0, 0, n * 4096L, 0, n, 0, 1,
+        1, 1, null));
+    for (int i = 0; i < n; i++) {
+      fx.store.commit(new Txn()
+          .then(Op.put(fx.keys.extentChunk(x, i), Codec.extents(List.of(
+              new io.etcfs.core.fs.meta.FileExtent(i, base + 2L * i, 1)))))
+          .then(Op.put(BlockOwner.key(space, base + 2L * i),
+              new BlockOwner(base + 2L * i, 1, x).value())));
+    }
+    put("orphans/" + FsKeyHex.h(x), "node=ghost\ngeneration=9\nunlinked=1\n".getBytes());
+    put("ino/next", Long.toString(x + 1).getBytes());
+    CheckReport r = check();
+    assertEquals(List.of("orphan-dead"), r.faults().stream().map(Finding::kind).toList(),
+        lines(r));
+    List<String> did = new ArrayList<>();
+    FsRepair.repair(fx.store, result(), did::add);
+    assertTrue(did.size() >= 4, did.toString());
+    assertTrue(check().clean(), lines(check()));
+    assertTrue(fx.store.prefix(fx.keys.extentPrefix(x), 0).kvs().isEmpty());
+    assertTrue(fx.store.get(fx.keys.inode(x)).isEmpty());
+  }
+
   /** Hex as keys spell numbers. */
   static final class FsKeyHex {
     static String h(long v) {
