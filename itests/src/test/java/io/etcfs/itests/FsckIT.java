@@ -74,6 +74,32 @@ class FsckIT {
     Distribution.Result clean = fsck();
     assertEquals(0, clean.exit(), "a fresh tree, online: " + clean);
     assertTrue(clean.out().contains(": clean"), clean.toString());
+    // online while both nodes create, write, rename, link and remove: every revision is whole
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicReference<Throwable> failed =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicInteger ops = new java.util.concurrent.atomic.AtomicInteger();
+    List<Thread> busy = new java.util.ArrayList<>();
+    for (Path mp : List.of(n1, n2)) {
+      Path d = Files.createDirectories(mp.resolve("busy-" + mp.getFileName()));
+      Thread t = new Thread(() -> churn(d, stop, failed, ops));
+      t.start();
+      busy.add(t);
+    }
+    try {
+      for (int i = 0; i < 2; i++) {
+        Distribution.Result during = fsck();
+        assertEquals(0, during.exit(), "online, under changes: " + during);
+      }
+    } finally {
+      stop.set(true);
+      for (Thread t : busy) {
+        t.join(30_000);
+      }
+    }
+    assertEquals(null, failed.get(), "the writers");
+    assertTrue(ops.get() >= 10, "the writers changed the tree during the checks: " + ops);
+
     Distribution.Result json = fsck("--json");
     assertEquals(0, json.exit(), json.toString());
     assertTrue(json.out().strip().startsWith("{") && json.out().contains("\"clean\":true"),
@@ -178,6 +204,31 @@ class FsckIT {
         cluster.dir().toString()));
     args.addAll(List.of(more));
     return cluster.etcfs(args.toArray(new String[0]));
+  }
+
+  /** Creates, writes, renames, links and removes files in {@code d} until {@code stop}. */
+  private static void churn(Path d, java.util.concurrent.atomic.AtomicBoolean stop,
+      java.util.concurrent.atomic.AtomicReference<Throwable> failed,
+      java.util.concurrent.atomic.AtomicInteger ops) {
+    try {
+      for (int i = 0; !stop.get(); i++) {
+        Path f = d.resolve("f" + i);
+        Files.write(f, new byte[4096 * (1 + i % 5)]);
+        Files.createDirectories(d.resolve("sub" + i % 3));
+        Files.move(f, d.resolve("sub" + i % 3).resolve("g" + i),
+            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        if (i % 4 == 0) {
+          Files.createLink(d.resolve("l" + i), d.resolve("sub" + i % 3).resolve("g" + i));
+        }
+        if (i >= 6) {
+          Files.deleteIfExists(d.resolve("sub" + (i - 6) % 3).resolve("g" + (i - 6)));
+          Files.deleteIfExists(d.resolve("l" + (i - 6)));
+        }
+        ops.incrementAndGet();
+      }
+    } catch (Throwable t) {
+      failed.set(t);
+    }
   }
 
   /** Whether {@code files} inodes reference blocks in ownership records. */
