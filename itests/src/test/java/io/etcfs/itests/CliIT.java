@@ -33,8 +33,8 @@ class CliIT {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"version", "format", "mount", "umount", "status", "switch", "shell", "up",
-      "down", "wait", "top"})
+  @ValueSource(strings = {"version", "format", "mount", "umount", "status", "fsck", "switch",
+      "shell", "up", "down", "wait", "top"})
   void everySubcommandHasHelp(String sub) throws Exception {
     Distribution.Result r = Distribution.etcfs(runtime, T, sub, "--help");
     assertEquals(0, r.exit(), r.toString());
@@ -45,8 +45,8 @@ class CliIT {
   void topLevelHelpListsTheSubcommands() throws Exception {
     Distribution.Result r = Distribution.etcfs(runtime, T, "--help");
     assertEquals(0, r.exit(), r.toString());
-    for (String sub : List.of("format", "mount", "umount", "status", "switch", "shell", "up",
-        "down", "wait", "top")) {
+    for (String sub : List.of("format", "mount", "umount", "status", "fsck", "switch", "shell",
+        "up", "down", "wait", "top")) {
       assertTrue(r.out().contains(sub), sub + " missing from\n" + r);
     }
   }

@@ -18,14 +18,14 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The launcher runs outside the framework, with etcfs's jars on a plain class path, so the
  * compiler would let it use any class of any bundle. It may use only what is a contract: the
- * API, the support library, the core's exported format package, and the etcd client's library
+ * API, the support library, the core's exported format and check packages, and the etcd client's library
  * packages. A bundle's internals change without notice. This reads the compiled classes' real
  * dependencies with {@code jdeps}, so a fully qualified name is caught as well as an import.
  */
 @Timeout(120)
 class BundleBoundaryTest {
   private static final Pattern ALLOWED = Pattern.compile(
-      "io\\.etcfs\\.(launcher(\\..*)?|spi\\..*|support\\..*|core\\.format|etcd\\.client"
+      "io\\.etcfs\\.(launcher(\\..*)?|spi\\..*|support\\..*|core\\.format|core\\.check|etcd\\.client"
           + "|etcd\\.local)");
 
   @Test

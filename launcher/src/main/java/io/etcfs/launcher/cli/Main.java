@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       MountCommand.class,
       UmountCommand.class,
       StatusCommand.class,
+      FsckCommand.class,
       SwitchCommand.class,
       ExperimentCommand.class,
       ShellCommand.class,

@@ -97,6 +97,33 @@ public final class EtcdMetaStore implements MetaStore, AutoCloseable {
         response.getHeader().getRevision(), response.isMore());
   }
 
+  /**
+   * Keys in [{@code from}, {@code to}) as of {@code revision} (0: the current one), at most
+   * {@code limit}. Not part of the SPI: a tool that reads more than one request may carry (the
+   * filesystem check) pages at one pinned revision with it, so its pages add up to one
+   * consistent snapshot. Fails with {@link Kind#COMPACTED} once etcd compacted that revision.
+   */
+  public RangeResult rangeAt(byte[] from, byte[] to, int limit, long revision) {
+    GetOption option = GetOption.builder()
+        .withRange(JetcdConversions.rangeEnd(to))
+        .withLimit(limit)
+        .withRevision(revision)
+        .build();
+    GetResponse response = call(() -> client.getKVClient().get(bytes(from), option));
+    return new RangeResult(JetcdConversions.keyValues(response.getKvs()),
+        revision != 0 ? revision : response.getHeader().getRevision(), response.isMore());
+  }
+
+  /** How many keys [{@code from}, {@code to}) holds as of {@code revision}, read without them. */
+  public long countAt(byte[] from, byte[] to, long revision) {
+    GetOption option = GetOption.builder()
+        .withRange(JetcdConversions.rangeEnd(to))
+        .withCountOnly(true)
+        .withRevision(revision)
+        .build();
+    return call(() -> client.getKVClient().get(bytes(from), option)).getCount();
+  }
+
   @Override
   public TxnResult commit(Txn txn) {
     TxnResponse response = call(() -> client.getKVClient().txn()

@@ -71,6 +71,25 @@ class EtcdMetaStoreTest {
     assertTrue(store.get(key(test, "missing")).isEmpty());
   }
 
+  /** fsck's paged snapshot: every page at the first page's revision, whatever changed since. */
+  @Test
+  void pagesPinnedToARevisionShowThatRevisionOnly(TestInfo test) {
+    byte[] a = key(test, "a");
+    byte[] b = key(test, "b");
+    byte[] c = key(test, "c");
+    byte[] end = Keys.prefixEnd(key(test, ""));
+    store.commit(new Txn().then(Op.put(a, Keys.of("1"))).then(Op.put(b, Keys.of("1"))));
+    RangeResult first = store.rangeAt(key(test, ""), end, 1, 0);
+    assertTrue(first.more());
+    store.commit(new Txn().then(Op.delete(b)).then(Op.put(c, Keys.of("2"))));
+    RangeResult second = store.rangeAt(Keys.after(a), end, 1, first.revision());
+    assertEquals("b", second.kvs().get(0).keyString().substring(key(test, "").length));
+    assertEquals(first.revision(), second.revision());
+    assertTrue(!second.more(), "c came later");
+    assertEquals(2, store.countAt(key(test, ""), end, first.revision()));
+    assertEquals(2, store.countAt(key(test, ""), end, 0));
+  }
+
   @Test
   void failedComparesRunTheOtherBranch(TestInfo test) {
     byte[] k = key(test, "a");
