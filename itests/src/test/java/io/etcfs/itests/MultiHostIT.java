@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * block-device path runs) — and no loopback between any two of them. It formats and mounts as
  * the README says, checks coherence, kills a node, stops one etcd member (the cluster goes on)
  * and a second (the nodes fence themselves; nothing acknowledged is lost), brings them back,
- * remounts, and checks every file.
+ * remounts, checks every file, and runs {@code etcfs fsck} while mounted and once every node
+ * is stopped.
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class MultiHostIT {
@@ -180,6 +181,9 @@ class MultiHostIT {
     assertArrayEquals(sha(big), sha(Files.readAllBytes(mounts.get("n2").resolve("big.bin"))));
     assertEquals("taken over by n1", Files.readString(mounts.get("n3").resolve("n3-file")));
     assertEquals(30, count(mounts.get("n2").resolve("shared")));
+    Distribution.Result online = etcfsOn("n2", etcdArgs("fsck", "--name", "prod", "--device",
+        loop));
+    assertEquals(0, online.exit(), "fsck while mounted: " + online);
     for (String n : NODES) {
       Distribution.Result u = etcfsOn(n, "umount", mounts.get(n).toString());
       assertEquals(0, u.exit(), u.toString());
@@ -187,6 +191,9 @@ class MultiHostIT {
     Distribution.Result st = etcfsOn("n1", etcdArgs("status", "--name", "prod"));
     assertEquals(0, st.exit(), st.toString());
     assertTrue(st.out().contains("members     0"), st.toString());
+    Distribution.Result offline = etcfsOn("n3", etcdArgs("fsck", "--name", "prod", "--device",
+        loop));
+    assertEquals(0, offline.exit(), "fsck with every node stopped: " + offline);
   }
 
   /** A CA, and for every etcd member a certificate for its address (server and peer). */
