@@ -149,6 +149,8 @@ public final class HazelcastLockService implements LockService, LockReport {
     volatile boolean releasing;
     /** When the recall handler was called (see {@link #deliver}), for the messages. */
     volatile long releasingSince;
+    /** {@link #release} began for it (guarded by the Held): it is given back once. */
+    boolean released;
     volatile boolean clean;
 
     Held(HeldLock lock, HzSession session) {
@@ -480,7 +482,7 @@ public final class HazelcastLockService implements LockService, LockReport {
     while (held.get(h.lock.inode()) == h && !h.session.isExpired()) {
       if (!await(gate, gate.version, deadline)) {
         throw new LockTimeoutException("lock on inode " + Long.toHexString(h.lock.inode())
-            + " is still being given back" + (h.releasing ? " (its recall handler was called "
+            + " is still being given back" + (h.releasing ? " (its hand-over began "
             + (System.nanoTime() - h.releasingSince) / 1_000_000 + " ms ago)" : ""));
       }
     }
@@ -704,23 +706,49 @@ public final class HazelcastLockService implements LockService, LockReport {
     }
   }
 
+  /**
+   * Gives {@code lock} back: in the map first, and only then is it forgotten here and this
+   * node's waiters woken. The other way round, a waiter of this node woke while the map still
+   * held the grant, and its request — one per session — found that grant and returned it: a
+   * lock the core had let go, handed back until the release landed and then held by nobody in
+   * the map (the core refused it and asked again after 2 s; another node could be granted it
+   * meanwhile). Until the map has it, the lock counts as releasing: calls wait in awaitGone.
+   */
   @Override
   public void release(HeldLock lock) {
     Held h = held.get(lock.inode());
-    if (h == null || !h.lock.equals(lock) || !held.remove(lock.inode(), h)) {
+    if (h == null || !h.lock.equals(lock)) {
       return;
     }
-    Gate gate = gates.get(lock.inode());
-    if (gate != null) {
-      synchronized (gate.signal) {
-        gate.version++;
-        gate.signal.notifyAll();
+    synchronized (h) {
+      if (h.released) {
+        return;
+      }
+      h.released = true;
+      h.releasing = true; // no caller takes it from here, and no recall is delivered for it
+      if (h.releasingSince == 0) {
+        h.releasingSince = System.nanoTime();
       }
     }
-    if (!h.session.isExpired()) {
-      releaseQuietly(lock);
+    try {
+      beforeReleaseSent.run();
+      if (!h.session.isExpired()) {
+        releaseQuietly(lock);
+      }
+    } finally {
+      held.remove(lock.inode(), h);
+      Gate gate = gates.get(lock.inode());
+      if (gate != null) {
+        synchronized (gate.signal) {
+          gate.version++;
+          gate.signal.notifyAll();
+        }
+      }
     }
   }
+
+  /** A test hook: runs in {@link #release} before the map is told. */
+  volatile Runnable beforeReleaseSent = () -> { };
 
   private void releaseQuietly(HeldLock lock) {
     try {

@@ -173,6 +173,74 @@ class HazelcastLockServiceTest {
   }
 
   /**
+   * A call of this node that waits for a lock being given back (a recall: another node asked)
+   * must not be handed the old grant: the lock is forgotten here only once the map has the
+   * release, so the call's request comes after it, queues behind the other node and gets a grant
+   * of its own. (The release was sent after the waiters were woken; a waiter's request — one per
+   * session — then found the old grant still in the map and returned its token: a lock the core
+   * had let go, which it refused for 2 s, and which the map then held for nobody.)
+   */
+  @Test
+  void aCallWaitingForAGivenBackLockGetsANewGrantNotTheOldOne() throws Exception {
+    HazelcastLockService a = new HazelcastLockService(store, config("a", Map.of()));
+    HazelcastLockService b = new HazelcastLockService(store, config("b", Map.of()));
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newCachedThreadPool();
+    try {
+      HazelcastInstance ia = a.member().started().toCompletableFuture().get(45, TimeUnit.SECONDS);
+      b.member().started().toCompletableFuture().get(45, TimeUnit.SECONDS);
+      io.etcfs.testing.Eventually.eventually("both members in one cluster",
+          java.time.Duration.ofSeconds(30), () -> ia.getCluster().getMembers().size() == 2);
+      java.time.Duration wait = java.time.Duration.ofSeconds(20);
+      io.etcfs.spi.lock.HeldLock first = a.acquire(7, io.etcfs.spi.lock.LockMode.EXCLUSIVE, wait);
+
+      java.util.concurrent.CountDownLatch recalled = new java.util.concurrent.CountDownLatch(1);
+      java.util.concurrent.CountDownLatch handOver = new java.util.concurrent.CountDownLatch(1);
+      a.setRecallHandler(new io.etcfs.spi.lock.RecallHandler() {
+        @Override
+        public void recall(io.etcfs.spi.lock.HeldLock lock, io.etcfs.spi.lock.LockMode wanted) {
+          recalled.countDown();
+          try {
+            handOver.await(20, TimeUnit.SECONDS); // the core flushing: a call may come meanwhile
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      });
+      java.util.concurrent.Future<io.etcfs.spi.lock.HeldLock> other = pool.submit(
+          () -> b.acquire(7, io.etcfs.spi.lock.LockMode.EXCLUSIVE, wait));
+      assertTrue(recalled.await(20, TimeUnit.SECONDS), "a was asked to give the lock back");
+      Thread[] waiter = new Thread[1];
+      java.util.concurrent.Future<io.etcfs.spi.lock.HeldLock> again = pool.submit(() -> {
+        waiter[0] = Thread.currentThread();
+        return a.acquire(7, io.etcfs.spi.lock.LockMode.EXCLUSIVE, wait);
+      });
+      io.etcfs.testing.Eventually.eventually("a's second call waits for the hand-over",
+          java.time.Duration.ofSeconds(10), () -> waiter[0] != null
+              && waiter[0].getState() == Thread.State.TIMED_WAITING);
+      // before the map hears of the release: a waiter that got in now would find the old grant
+      a.beforeReleaseSent = () -> {
+        try {
+          again.get(1, TimeUnit.SECONDS);
+        } catch (Exception e) {
+          // still waiting, as it must
+        }
+      };
+      handOver.countDown();
+      io.etcfs.spi.lock.HeldLock theirs = other.get(20, TimeUnit.SECONDS);
+      b.release(theirs);
+      io.etcfs.spi.lock.HeldLock mine = again.get(20, TimeUnit.SECONDS);
+      assertTrue(theirs.fencingToken() > first.fencingToken(), theirs + " after " + first);
+      assertTrue(mine.fencingToken() > theirs.fencingToken(),
+          "a's waiting call got " + mine + "; the lock it gave back was " + first
+              + ", b's grant after it " + theirs);
+    } finally {
+      pool.shutdownNow();
+      b.deactivate();
+      a.deactivate();
+    }
+  }
+
+  /**
    * A member registered by a node that is frozen (SIGSTOP, a stalled VM) still accepts TCP
    * connections in its kernel but never answers: members starting together (a switch to this
    * backend) cannot agree on a master while it is among their addresses. Once its registration
