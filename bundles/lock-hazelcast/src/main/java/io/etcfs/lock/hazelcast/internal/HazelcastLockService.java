@@ -797,6 +797,8 @@ public final class HazelcastLockService implements LockService, LockReport {
       for (Map.Entry<Long, Set<Long>> e : bySession.entrySet()) {
         if (!sessions.containsKey(e.getKey())) {
           deadDropped.incrementAndGet();
+          LOG.log(Level.INFO, "sweep: dropping the requests of ended session {0} on inodes {1}",
+              Long.toHexString(e.getKey()), hexes(e.getValue()));
           for (long inode : e.getValue()) {
             locks.executeOnKey(inode, Processors.drop(Set.of(e.getKey())));
           }
