@@ -115,14 +115,14 @@ class MultiHostIT {
     Files.createDirectory(mounts.get("n1").resolve("shared"));
     for (String n : NODES) {
       Path d = mounts.get(n).resolve("shared");
-      await("shared/ on " + n, () -> Files.isDirectory(d));
+      Faults.await("shared/ on " + n, T, () -> Files.isDirectory(d));
       for (int i = 0; i < 10; i++) {
         Files.writeString(d.resolve(n + "-" + i), n + " " + i);
       }
     }
     for (String n : NODES) {
       Path d = mounts.get(n).resolve("shared");
-      await("30 entries in shared/ on " + n, () -> count(d) == 30);
+      Faults.await("30 entries in shared/ on " + n, T, () -> count(d) == 30);
     }
 
     // a node dies: another takes its file over
@@ -150,10 +150,10 @@ class MultiHostIT {
     long lost = System.nanoTime();
     for (String n : List.of("n1", "n2")) {
       Path log = tmp.resolve("state/" + n + "/" + n + ".log");
-      await(n + " fenced itself", Duration.ofSeconds(90),
+      Faults.await(n + " fenced itself", Duration.ofSeconds(90),
           () -> Files.readString(log).contains(n + " fenced itself out of prod"));
       Path probe = mounts.get(n).resolve("probe");
-      await(n + " fenced (a write fails)", Duration.ofSeconds(90), () -> {
+      Faults.await(n + " fenced (a write fails)", Duration.ofSeconds(90), () -> {
         try {
           writeSynced(probe, "x".getBytes());
           return false;
@@ -257,7 +257,7 @@ class MultiHostIT {
 
   private void awaitHealthy(List<String> members) throws Exception {
     for (String m : members) {
-      await("etcd " + m + " healthy", () -> {
+      Faults.await("etcd " + m + " healthy", T, () -> {
         List<String> cmd = new ArrayList<>(hosts.prefix("n1"));
         cmd.addAll(List.of("etcdctl", "--endpoints", "https://" + hosts.address(m) + ":2379",
             "--cacert", tls.resolve("ca.pem").toString(), "--command-timeout", "3s"));
@@ -355,24 +355,6 @@ class MultiHostIT {
   private static long count(Path dir) throws IOException {
     try (var s = Files.list(dir)) {
       return s.count();
-    }
-  }
-
-  private interface Check {
-    boolean ok() throws Exception;
-  }
-
-  private static void await(String what, Check check) throws Exception {
-    await(what, T, check);
-  }
-
-  private static void await(String what, Duration bound, Check check) throws Exception {
-    long deadline = System.nanoTime() + bound.toNanos();
-    while (!check.ok()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("not within " + bound + ": " + what);
-      }
-      Thread.sleep(200);
     }
   }
 }
